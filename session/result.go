@@ -1,0 +1,37 @@
+// Package session runs SQL statements for one client connection: it keeps the
+// session's settings and transaction state and drives each statement through
+// sql (parse, bind), planner and exec, writing results to a ResultWriter.
+package session
+
+import "github.com/deeplaked/deeplaked/types"
+
+// Column describes one result column as RowDescription reports it.
+type Column struct {
+	Name string
+	Type types.Type
+	// TableOID and ColumnNum identify the source column, or are 0.
+	TableOID  uint32
+	ColumnNum int16
+}
+
+// ResultWriter receives the results of the statements a session runs. wire/
+// implements it on top of the protocol; calls for one statement arrive in
+// the order WriteColumns, WriteBatch*, WriteComplete.
+type ResultWriter interface {
+	// WriteColumns starts the result of a row-returning statement.
+	WriteColumns(cols []Column) error
+	// WriteBatch sends every row of b; b.Cols line up with the columns.
+	// b is borrowed: valid only until WriteBatch returns.
+	WriteBatch(b *types.Batch) error
+	// WriteComplete ends one statement with its command tag ("SELECT 3", "INSERT 0 1").
+	WriteComplete(tag string) error
+	// WriteEmpty answers an empty query string.
+	WriteEmpty() error
+}
+
+// Transaction status bytes for ReadyForQuery.
+const (
+	TxIdle   byte = 'I'
+	TxActive byte = 'T'
+	TxFailed byte = 'E'
+)

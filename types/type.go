@@ -1,0 +1,288 @@
+// Package types is the value and type system every layer shares: SQL types
+// with their PostgreSQL OIDs, tensor dtypes and shapes, and the typed column
+// vectors (Vec, Batch) that operators, storage and the wire exchange.
+package types
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Kind is the logical SQL type of a value.
+type Kind uint8
+
+// Kinds. Unknown is the type of an untyped literal or NULL before binding.
+const (
+	Unknown Kind = iota + 1
+	Bool
+	Int2
+	Int4
+	Int8
+	Float4
+	Float8
+	Text
+	Varchar
+	Bytea
+	JSON
+	JSONB
+	Vector
+	Tensor
+)
+
+// Phys is how a Kind is held in a Vec.
+type Phys uint8
+
+// Physical layouts.
+const (
+	PhysBool Phys = iota + 1
+	PhysInt
+	PhysFloat
+	PhysBytes
+)
+
+// Type is a complete SQL type: a Kind plus its modifiers.
+type Type struct {
+	Kind Kind
+	// Width is the varchar length limit or the vector dimension; 0 means unbounded.
+	Width int
+	// DType is the element type of a Tensor.
+	DType DType
+	// Shape holds a Tensor's dimensions; Ragged marks a dynamic one.
+	Shape []int
+}
+
+// Ragged marks a tensor dimension whose size varies by row.
+const Ragged = -1
+
+// Common types.
+var (
+	TypUnknown = Type{Kind: Unknown}
+	TypBool    = Type{Kind: Bool}
+	TypInt2    = Type{Kind: Int2}
+	TypInt4    = Type{Kind: Int4}
+	TypInt8    = Type{Kind: Int8}
+	TypFloat4  = Type{Kind: Float4}
+	TypFloat8  = Type{Kind: Float8}
+	TypText    = Type{Kind: Text}
+	TypBytea   = Type{Kind: Bytea}
+	TypJSON    = Type{Kind: JSON}
+	TypJSONB   = Type{Kind: JSONB}
+)
+
+// VectorOf returns vector(dim).
+func VectorOf(dim int) Type { return Type{Kind: Vector, Width: dim} }
+
+// TensorOf returns a tensor type with the given dtype and shape.
+func TensorOf(dt DType, shape ...int) Type { return Type{Kind: Tensor, DType: dt, Shape: shape} }
+
+// Phys returns the physical layout of t.
+func (t Type) Phys() Phys {
+	switch t.Kind {
+	case Bool:
+		return PhysBool
+	case Int2, Int4, Int8:
+		return PhysInt
+	case Float4, Float8:
+		return PhysFloat
+	default:
+		return PhysBytes
+	}
+}
+
+// Equal reports whether t and u are the same type, modifiers included.
+func (t Type) Equal(u Type) bool {
+	if t.Kind != u.Kind || t.Width != u.Width || t.DType != u.DType || len(t.Shape) != len(u.Shape) {
+		return false
+	}
+	for i := range t.Shape {
+		if t.Shape[i] != u.Shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// IsNumeric reports whether t is an integer or floating-point scalar.
+func (t Type) IsNumeric() bool {
+	switch t.Kind {
+	case Int2, Int4, Int8, Float4, Float8:
+		return true
+	}
+	return false
+}
+
+// IsInteger reports whether t is an integer scalar.
+func (t Type) IsInteger() bool { return t.Kind == Int2 || t.Kind == Int4 || t.Kind == Int8 }
+
+// IsTextual reports whether t is text or varchar.
+func (t Type) IsTextual() bool { return t.Kind == Text || t.Kind == Varchar }
+
+// Ragged reports whether any tensor dimension is dynamic.
+func (t Type) Ragged() bool {
+	for _, d := range t.Shape {
+		if d == Ragged {
+			return true
+		}
+	}
+	return false
+}
+
+// FixedElems returns the element count of a fixed-shape tensor, or -1 if ragged.
+func (t Type) FixedElems() int {
+	n := 1
+	for _, d := range t.Shape {
+		if d == Ragged {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+// ElemType returns the SQL scalar type of one tensor element as clients see
+// it (uint8 → int2, float16 → float4, ...), or float4 for a vector.
+func (t Type) ElemType() Type {
+	if t.Kind == Vector {
+		return TypFloat4
+	}
+	return t.DType.SQLType()
+}
+
+// String returns the type as SQL spells it (format_type style).
+func (t Type) String() string {
+	switch t.Kind {
+	case Unknown:
+		return "unknown"
+	case Bool:
+		return "boolean"
+	case Int2:
+		return "smallint"
+	case Int4:
+		return "integer"
+	case Int8:
+		return "bigint"
+	case Float4:
+		return "real"
+	case Float8:
+		return "double precision"
+	case Text:
+		return "text"
+	case Varchar:
+		if t.Width > 0 {
+			return "character varying(" + strconv.Itoa(t.Width) + ")"
+		}
+		return "character varying"
+	case Bytea:
+		return "bytea"
+	case JSON:
+		return "json"
+	case JSONB:
+		return "jsonb"
+	case Vector:
+		if t.Width > 0 {
+			return "vector(" + strconv.Itoa(t.Width) + ")"
+		}
+		return "vector"
+	case Tensor:
+		var b strings.Builder
+		b.WriteString(t.DType.String())
+		for _, d := range t.Shape {
+			if d == Ragged {
+				b.WriteString("[]")
+			} else {
+				b.WriteString("[" + strconv.Itoa(d) + "]")
+			}
+		}
+		return b.String()
+	}
+	return "kind(" + strconv.Itoa(int(t.Kind)) + ")"
+}
+
+// PostgreSQL type OIDs.
+const (
+	OIDBool       uint32 = 16
+	OIDBytea      uint32 = 17
+	OIDInt8       uint32 = 20
+	OIDInt2       uint32 = 21
+	OIDInt4       uint32 = 23
+	OIDText       uint32 = 25
+	OIDJSON       uint32 = 114
+	OIDFloat4     uint32 = 700
+	OIDFloat8     uint32 = 701
+	OIDUnknown    uint32 = 705
+	OIDBoolArray  uint32 = 1000
+	OIDInt2Array  uint32 = 1005
+	OIDInt4Array  uint32 = 1007
+	OIDTextArray  uint32 = 1009
+	OIDInt8Array  uint32 = 1016
+	OIDFloat4Arr  uint32 = 1021
+	OIDFloat8Arr  uint32 = 1022
+	OIDVarchar    uint32 = 1043
+	OIDJSONB      uint32 = 3802
+	// OIDVector is deeplaked's fixed OID for pgvector's vector type (pgvector
+	// assigns one at CREATE EXTENSION time; clients look it up by name).
+	OIDVector uint32 = 16385
+)
+
+// OID returns the PostgreSQL type OID clients see for t.
+func (t Type) OID() uint32 {
+	switch t.Kind {
+	case Bool:
+		return OIDBool
+	case Int2:
+		return OIDInt2
+	case Int4:
+		return OIDInt4
+	case Int8:
+		return OIDInt8
+	case Float4:
+		return OIDFloat4
+	case Float8:
+		return OIDFloat8
+	case Text:
+		return OIDText
+	case Varchar:
+		return OIDVarchar
+	case Bytea:
+		return OIDBytea
+	case JSON:
+		return OIDJSON
+	case JSONB:
+		return OIDJSONB
+	case Vector:
+		return OIDVector
+	case Tensor:
+		return t.DType.ArrayOID()
+	}
+	return OIDText // unknown literals are sent as text, as PostgreSQL does
+}
+
+// Size returns the typlen clients see in RowDescription (-1 for varlena).
+func (t Type) Size() int16 {
+	switch t.Kind {
+	case Bool:
+		return 1
+	case Int2:
+		return 2
+	case Int4, Float4:
+		return 4
+	case Int8, Float8:
+		return 8
+	}
+	return -1
+}
+
+// Typmod returns the type modifier clients see in RowDescription.
+func (t Type) Typmod() int32 {
+	switch t.Kind {
+	case Varchar:
+		if t.Width > 0 {
+			return int32(t.Width) + 4
+		}
+	case Vector:
+		if t.Width > 0 {
+			return int32(t.Width)
+		}
+	}
+	return -1
+}

@@ -1,0 +1,214 @@
+package types
+
+// Vec is one typed column of a batch. Exactly one of the value slices is in
+// use, chosen by Type.Phys(): Bools, Ints (every integer kind, as int64),
+// Floats (float4 and float8, as float64) or Bytes (everything else: text,
+// bytea, JSON, vectors and tensors in their encoded form, see tensor.go).
+// Nulls[i] is true when row i is NULL; a NULL row still occupies a slot.
+//
+// Vecs are reused: Reset keeps capacity, so a steady-state scan allocates nothing.
+type Vec struct {
+	Type   Type
+	Nulls  []bool
+	Bools  []bool
+	Ints   []int64
+	Floats []float64
+	Bytes  Bytes
+}
+
+// Bytes holds variable-length values back to back: value i is
+// Data[Offsets[i]:Offsets[i+1]]. Offsets has Len()+1 entries once used.
+type Bytes struct {
+	Data    []byte
+	Offsets []int32
+}
+
+// Get returns value i; the slice aliases Data.
+func (b *Bytes) Get(i int) []byte { return b.Data[b.Offsets[i]:b.Offsets[i+1]] }
+
+// NewVec returns an empty Vec of type t with room for capacity rows.
+func NewVec(t Type, capacity int) *Vec {
+	v := &Vec{Type: t, Nulls: make([]bool, 0, capacity)}
+	switch t.Phys() {
+	case PhysBool:
+		v.Bools = make([]bool, 0, capacity)
+	case PhysInt:
+		v.Ints = make([]int64, 0, capacity)
+	case PhysFloat:
+		v.Floats = make([]float64, 0, capacity)
+	default:
+		v.Bytes.Offsets = make([]int32, 1, capacity+1)
+	}
+	return v
+}
+
+// Len returns the number of rows.
+func (v *Vec) Len() int { return len(v.Nulls) }
+
+// Reset empties v, keeping its type and capacity.
+func (v *Vec) Reset() {
+	v.Nulls = v.Nulls[:0]
+	v.Bools = v.Bools[:0]
+	v.Ints = v.Ints[:0]
+	v.Floats = v.Floats[:0]
+	v.Bytes.Data = v.Bytes.Data[:0]
+	if cap(v.Bytes.Offsets) == 0 {
+		v.Bytes.Offsets = make([]int32, 1, 16)
+	}
+	v.Bytes.Offsets = v.Bytes.Offsets[:1]
+	v.Bytes.Offsets[0] = 0
+}
+
+// SetType resets v and gives it type t.
+func (v *Vec) SetType(t Type) {
+	v.Type = t
+	v.Reset()
+}
+
+// IsNull reports whether row i is NULL.
+func (v *Vec) IsNull(i int) bool { return v.Nulls[i] }
+
+// HasNulls reports whether any row is NULL.
+func (v *Vec) HasNulls() bool {
+	for _, n := range v.Nulls {
+		if n {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendNull appends a NULL row.
+func (v *Vec) AppendNull() {
+	v.Nulls = append(v.Nulls, true)
+	switch v.Type.Phys() {
+	case PhysBool:
+		v.Bools = append(v.Bools, false)
+	case PhysInt:
+		v.Ints = append(v.Ints, 0)
+	case PhysFloat:
+		v.Floats = append(v.Floats, 0)
+	default:
+		v.ensureOffsets()
+		v.Bytes.Offsets = append(v.Bytes.Offsets, int32(len(v.Bytes.Data)))
+	}
+}
+
+// AppendBool appends a non-NULL bool.
+func (v *Vec) AppendBool(b bool) {
+	v.Nulls = append(v.Nulls, false)
+	v.Bools = append(v.Bools, b)
+}
+
+// AppendInt appends a non-NULL integer.
+func (v *Vec) AppendInt(i int64) {
+	v.Nulls = append(v.Nulls, false)
+	v.Ints = append(v.Ints, i)
+}
+
+// AppendFloat appends a non-NULL float.
+func (v *Vec) AppendFloat(f float64) {
+	v.Nulls = append(v.Nulls, false)
+	v.Floats = append(v.Floats, f)
+}
+
+// AppendBytes appends a non-NULL variable-length value (copied).
+func (v *Vec) AppendBytes(b []byte) {
+	v.ensureOffsets()
+	v.Nulls = append(v.Nulls, false)
+	v.Bytes.Data = append(v.Bytes.Data, b...)
+	v.Bytes.Offsets = append(v.Bytes.Offsets, int32(len(v.Bytes.Data)))
+}
+
+// AppendString appends a non-NULL string value.
+func (v *Vec) AppendString(s string) {
+	v.ensureOffsets()
+	v.Nulls = append(v.Nulls, false)
+	v.Bytes.Data = append(v.Bytes.Data, s...)
+	v.Bytes.Offsets = append(v.Bytes.Offsets, int32(len(v.Bytes.Data)))
+}
+
+func (v *Vec) ensureOffsets() {
+	if len(v.Bytes.Offsets) == 0 {
+		v.Bytes.Offsets = append(v.Bytes.Offsets, 0)
+	}
+}
+
+// GetBytes returns variable-length value i (aliasing v's memory).
+func (v *Vec) GetBytes(i int) []byte { return v.Bytes.Get(i) }
+
+// AppendFrom appends row i of src, which must have the same physical layout.
+func (v *Vec) AppendFrom(src *Vec, i int) {
+	if src.Nulls[i] {
+		v.AppendNull()
+		return
+	}
+	switch v.Type.Phys() {
+	case PhysBool:
+		v.AppendBool(src.Bools[i])
+	case PhysInt:
+		v.AppendInt(src.Ints[i])
+	case PhysFloat:
+		v.AppendFloat(src.Floats[i])
+	default:
+		v.AppendBytes(src.Bytes.Get(i))
+	}
+}
+
+// AppendVec appends every row of src, which must have the same physical layout.
+func (v *Vec) AppendVec(src *Vec) {
+	switch v.Type.Phys() {
+	case PhysBool:
+		v.Bools = append(v.Bools, src.Bools...)
+	case PhysInt:
+		v.Ints = append(v.Ints, src.Ints...)
+	case PhysFloat:
+		v.Floats = append(v.Floats, src.Floats...)
+	default:
+		v.ensureOffsets()
+		base := v.Bytes.Offsets[len(v.Bytes.Offsets)-1] - src.Bytes.Offsets[0]
+		v.Bytes.Data = append(v.Bytes.Data, src.Bytes.Data[src.Bytes.Offsets[0]:src.Bytes.Offsets[len(src.Nulls)]]...)
+		for _, o := range src.Bytes.Offsets[1 : len(src.Nulls)+1] {
+			v.Bytes.Offsets = append(v.Bytes.Offsets, o+base)
+		}
+	}
+	v.Nulls = append(v.Nulls, src.Nulls...)
+}
+
+// Batch is a set of equally long column vectors.
+type Batch struct {
+	Cols []*Vec
+	n    int
+}
+
+// NewBatch returns an empty batch with one Vec per type.
+func NewBatch(ts []Type, capacity int) *Batch {
+	b := &Batch{Cols: make([]*Vec, len(ts))}
+	for i, t := range ts {
+		b.Cols[i] = NewVec(t, capacity)
+	}
+	return b
+}
+
+// Len returns the number of rows. A batch without columns (SELECT count(*)
+// input, say) keeps its own count, set with SetLen.
+func (b *Batch) Len() int {
+	if len(b.Cols) > 0 {
+		return b.Cols[0].Len()
+	}
+	return b.n
+}
+
+// SetLen sets the row count of a batch without columns.
+func (b *Batch) SetLen(n int) { b.n = n }
+
+// Reset empties every column, keeping capacity.
+func (b *Batch) Reset() {
+	for _, c := range b.Cols {
+		c.Reset()
+	}
+	b.n = 0
+}
+
+// BatchSize is the number of rows operators aim to put in a batch.
+const BatchSize = 1024
