@@ -1,0 +1,45 @@
+// Command deeplaked runs the deeplaked server: a SQL database for tensors
+// that speaks the PostgreSQL wire protocol.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/deeplaked/deeplaked/server"
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
+	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	slog.SetDefault(logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Start(ctx, server.Options{Listen: *listen, DataDir: *dataDir, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deeplaked:", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	logger.Info("deeplaked shutting down")
+	if err := srv.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "deeplaked: shutdown:", err)
+		os.Exit(1)
+	}
+}

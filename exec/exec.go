@@ -1,0 +1,307 @@
+// Package exec runs physical plans: vectorized operators that pass
+// types.Batch values from storage scans up to the session, and the
+// INSERT/UPDATE/DELETE writers.
+package exec
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Env is what operators of one statement share.
+type Env struct {
+	Ctx context.Context
+	DB  *storage.DB
+	Txn *storage.Txn
+	r   *rand.Rand
+}
+
+func (e *Env) rng() *rand.Rand {
+	if e.r == nil {
+		e.r = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return e.r
+}
+
+func (e *Env) canceled() error {
+	if e.Ctx == nil {
+		return nil
+	}
+	if err := e.Ctx.Err(); err != nil {
+		return pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
+	}
+	return nil
+}
+
+// Operator produces batches. The batch returned by Next is borrowed: valid
+// until the next call to Next or Close. Next returns nil at the end.
+type Operator interface {
+	Next() (*types.Batch, error)
+	Close()
+}
+
+// Build returns the operator tree for a query plan node.
+func Build(env *Env, n plan.Node) (Operator, error) {
+	switch n := n.(type) {
+	case *plan.Scan:
+		return newScan(env, n)
+	case *plan.Values:
+		return newValues(env, n)
+	case *plan.Filter:
+		in, err := Build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		pred, err := env.compile(n.Pred)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		return &filterOp{env: env, in: in, pred: pred}, nil
+	case *plan.Project:
+		in, err := Build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		p := &projectOp{in: in}
+		for _, e := range n.Exprs {
+			ev, err := env.compile(e)
+			if err != nil {
+				in.Close()
+				return nil, err
+			}
+			p.exprs = append(p.exprs, ev)
+		}
+		p.out.Cols = make([]*types.Vec, len(n.Exprs))
+		return p, nil
+	case *plan.Aggregate:
+		return newAggregate(env, n)
+	case *plan.Sort:
+		in, err := Build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &sortOp{env: env, in: in, keys: n.Keys, cols: n.Columns()}, nil
+	case *plan.Limit:
+		return newLimit(env, n)
+	}
+	return nil, pgerror.AssertionFailedf("no operator for %T", n)
+}
+
+// Drain runs op to the end, calling fn for every batch.
+func Drain(op Operator, fn func(*types.Batch) error) error {
+	for {
+		b, err := op.Next()
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return nil
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+}
+
+// selectRows appends the indexes of rows where pred is true.
+func selectRows(dst []int, pred *types.Vec, n int) []int {
+	for i := 0; i < n; i++ {
+		if !pred.Nulls[i] && pred.Bools[i] {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
+type scanOp struct {
+	env    *Env
+	sc     *storage.Scanner
+	filter evaluator
+	rows   []int
+	sub    gatherer
+	ids    []uint64
+}
+
+func newScan(env *Env, n *plan.Scan) (*scanOp, error) {
+	s := &scanOp{env: env}
+	if n.Filter != nil {
+		f, err := env.compile(n.Filter)
+		if err != nil {
+			return nil, err
+		}
+		s.filter = f
+	}
+	sc, err := env.Txn.Scan(n.Table, n.Cols)
+	if err != nil {
+		return nil, err
+	}
+	s.sc = sc
+	return s, nil
+}
+
+func (s *scanOp) Next() (*types.Batch, error) {
+	for {
+		if err := s.env.canceled(); err != nil {
+			return nil, err
+		}
+		b, ids, err := s.sc.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		s.ids = ids
+		if s.filter == nil {
+			return b, nil
+		}
+		pred, err := s.filter.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		s.rows = selectRows(s.rows[:0], pred, b.Len())
+		switch len(s.rows) {
+		case 0:
+			continue
+		case b.Len():
+			return b, nil
+		}
+		// Keep row ids in step with the surviving rows.
+		kept := s.ids[:0]
+		for _, r := range s.rows {
+			kept = append(kept, ids[r])
+		}
+		s.ids = kept
+		return s.sub.gather(b, s.rows), nil
+	}
+}
+
+func (s *scanOp) Close() { s.sc.Close() }
+
+type filterOp struct {
+	env  *Env
+	in   Operator
+	pred evaluator
+	rows []int
+	sub  gatherer
+}
+
+func (f *filterOp) Next() (*types.Batch, error) {
+	for {
+		b, err := f.in.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		pred, err := f.pred.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		f.rows = selectRows(f.rows[:0], pred, b.Len())
+		switch len(f.rows) {
+		case 0:
+			continue
+		case b.Len():
+			return b, nil
+		}
+		return f.sub.gather(b, f.rows), nil
+	}
+}
+
+func (f *filterOp) Close() { f.in.Close() }
+
+type projectOp struct {
+	in    Operator
+	exprs []evaluator
+	out   types.Batch
+}
+
+func (p *projectOp) Next() (*types.Batch, error) {
+	b, err := p.in.Next()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	for i, e := range p.exprs {
+		v, err := e.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		p.out.Cols[i] = v
+	}
+	p.out.SetLen(b.Len())
+	return &p.out, nil
+}
+
+func (p *projectOp) Close() { p.in.Close() }
+
+// valuesOp produces the rows of a VALUES list (or the single empty row of
+// SELECT without FROM) as one batch.
+type valuesOp struct {
+	out  *types.Batch
+	done bool
+}
+
+func newValues(env *Env, n *plan.Values) (*valuesOp, error) {
+	cols := n.Columns()
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	out := types.NewBatch(ts, len(n.Rows))
+	for _, row := range n.Rows {
+		for i, e := range row {
+			if err := env.appendValue(out.Cols[i], e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out.SetLen(len(n.Rows))
+	return &valuesOp{out: out}, nil
+}
+
+// appendValue evaluates a row-independent expression and appends its value
+// to dst. Literals parse straight into dst without building an evaluator.
+func (e *Env) appendValue(dst *types.Vec, x plan.Expr) error {
+	switch x := x.(type) {
+	case *plan.Const:
+		if x.Null {
+			dst.AppendNull()
+		} else {
+			dst.AppendFrom(x.Val, 0)
+		}
+		return nil
+	case *plan.Cast:
+		if c, ok := x.X.(*plan.Const); ok && (c.Typ.Kind == types.Unknown || c.Typ.IsTextual()) && !dst.Type.IsTextual() {
+			if c.Null {
+				dst.AppendNull()
+				return nil
+			}
+			return types.AppendParsed(dst, string(c.Val.GetBytes(0)))
+		}
+	}
+	ev, err := e.compileNoFold(x)
+	if err != nil {
+		return err
+	}
+	v, err := ev.eval(oneRow)
+	if err != nil {
+		return err
+	}
+	dst.AppendFrom(v, 0)
+	return nil
+}
+
+func (v *valuesOp) Next() (*types.Batch, error) {
+	if v.done {
+		return nil, nil
+	}
+	v.done = true
+	return v.out, nil
+}
+
+func (v *valuesOp) Close() {}

@@ -1,0 +1,766 @@
+package exec
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// evaluator computes one expression over a whole batch. The returned Vec is
+// owned by the evaluator (or is an input column) and valid until the next
+// call; callers must not modify it.
+type evaluator interface {
+	eval(b *types.Batch) (*types.Vec, error)
+}
+
+// compile turns a plan expression into an evaluator. Constant subtrees are
+// folded once here.
+func (e *Env) compile(x plan.Expr) (evaluator, error) {
+	switch x := x.(type) {
+	case *plan.ColRef:
+		return &colEval{idx: x.Idx}, nil
+	case *plan.Const:
+		return newConstEval(x), nil
+	}
+	if isConstant(x) {
+		if v, err := e.foldConst(x); err == nil {
+			return &constEval{val: v, out: types.NewVec(x.Type(), types.BatchSize)}, nil
+		}
+	}
+	switch x := x.(type) {
+	case *plan.Cast:
+		in, err := e.compile(x.X)
+		if err != nil {
+			return nil, err
+		}
+		return &castEval{in: in, from: x.X.Type(), out: types.NewVec(x.Typ, types.BatchSize)}, nil
+	case *plan.Case:
+		return e.compileCase(x)
+	case *plan.Call:
+		return e.compileCall(x)
+	}
+	return nil, pgerror.AssertionFailedf("cannot compile expression %T", x)
+}
+
+// isConstant reports whether x reads no columns and no per-row state.
+func isConstant(x plan.Expr) bool {
+	switch x := x.(type) {
+	case *plan.ColRef:
+		return false
+	case *plan.Const:
+		return true
+	case *plan.Cast:
+		return isConstant(x.X)
+	case *plan.Call:
+		if x.Op == plan.OpRandom || x.Op == plan.OpNextVal {
+			return false
+		}
+		for _, a := range x.Args {
+			if !isConstant(a) {
+				return false
+			}
+		}
+		return true
+	case *plan.Case:
+		for _, w := range x.Whens {
+			if !isConstant(w.Cond) || !isConstant(w.Result) {
+				return false
+			}
+		}
+		return x.Else == nil || isConstant(x.Else)
+	}
+	return false
+}
+
+var oneRow = func() *types.Batch { b := &types.Batch{}; b.SetLen(1); return b }()
+
+// foldConst evaluates a constant expression to a one-row Vec.
+func (e *Env) foldConst(x plan.Expr) (*types.Vec, error) {
+	ev, err := e.compileNoFold(x)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ev.eval(oneRow)
+	if err != nil {
+		return nil, err
+	}
+	out := types.NewVec(x.Type(), 1)
+	out.AppendFrom(v, 0)
+	return out, nil
+}
+
+func (e *Env) compileNoFold(x plan.Expr) (evaluator, error) {
+	switch x := x.(type) {
+	case *plan.Cast:
+		in, err := e.compileNoFold(x.X)
+		if err != nil {
+			return nil, err
+		}
+		return &castEval{in: in, from: x.X.Type(), out: types.NewVec(x.Typ, 1)}, nil
+	case *plan.Call:
+		if x.Op != plan.OpAnd && x.Op != plan.OpOr {
+			return e.compileCall(x)
+		}
+	}
+	return e.compile(x)
+}
+
+type colEval struct{ idx int }
+
+func (c *colEval) eval(b *types.Batch) (*types.Vec, error) { return b.Cols[c.idx], nil }
+
+// constEval repeats one value for every row of the batch.
+type constEval struct {
+	val *types.Vec // one row; nil for NULL
+	out *types.Vec
+}
+
+func newConstEval(c *plan.Const) *constEval {
+	t := c.Typ
+	if t.Kind == types.Unknown {
+		t = types.TypText
+	}
+	ce := &constEval{out: types.NewVec(t, types.BatchSize)}
+	if !c.Null {
+		ce.val = types.NewVec(t, 1)
+		ce.val.AppendFrom(c.Val, 0)
+	}
+	return ce
+}
+
+func (c *constEval) eval(b *types.Batch) (*types.Vec, error) {
+	n := b.Len()
+	if c.out.Len() == n {
+		return c.out, nil
+	}
+	c.out.Reset()
+	for i := 0; i < n; i++ {
+		if c.val == nil || c.val.Nulls[0] {
+			c.out.AppendNull()
+		} else {
+			c.out.AppendFrom(c.val, 0)
+		}
+	}
+	return c.out, nil
+}
+
+// callEval evaluates a built-in operator or function.
+type callEval struct {
+	env  *Env
+	call *plan.Call
+	args []evaluator
+	vals []*types.Vec
+	out  *types.Vec
+	subs []int64
+	like *likeMatcher
+	buf  []byte
+}
+
+func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
+	if x.Op == plan.OpAnd || x.Op == plan.OpOr {
+		return e.compileLogic(x)
+	}
+	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
+	for _, a := range x.Args {
+		ae, err := e.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		c.args = append(c.args, ae)
+	}
+	if x.Op == plan.OpLike || x.Op == plan.OpILike {
+		c.like = &likeMatcher{fold: x.Op == plan.OpILike}
+	}
+	return c, nil
+}
+
+func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
+	for i, a := range c.args {
+		v, err := a.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		c.vals[i] = v
+	}
+	n := b.Len()
+	out := c.out
+	out.Reset()
+	switch op := c.call.Op; op {
+	case plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod:
+		return out, arith(op, c.vals[0], c.vals[1], out, n)
+	case plan.OpNeg:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			switch {
+			case x.Nulls[i]:
+				out.AppendNull()
+			case out.Type.Phys() == types.PhysInt:
+				if err := appendIntChecked(out, -x.Ints[i], x.Ints[i] == math.MinInt64); err != nil {
+					return nil, err
+				}
+			default:
+				out.AppendFloat(-x.Floats[i])
+			}
+		}
+	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
+		compareVecs(op, c.vals[0], c.vals[1], out, n)
+	case plan.OpNot:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+			} else {
+				out.AppendBool(!x.Bools[i])
+			}
+		}
+	case plan.OpIsNull, plan.OpIsNotNull:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			out.AppendBool(x.Nulls[i] == (op == plan.OpIsNull))
+		}
+	case plan.OpIn:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			found, sawNull := false, false
+			for _, l := range c.vals[1:] {
+				if l.Nulls[i] {
+					sawNull = true
+					continue
+				}
+				if compareAt(x, i, l, i) == 0 {
+					found = true
+					break
+				}
+			}
+			switch {
+			case found:
+				out.AppendBool(true)
+			case sawNull:
+				out.AppendNull()
+			default:
+				out.AppendBool(false)
+			}
+		}
+	case plan.OpLike, plan.OpILike:
+		x, p := c.vals[0], c.vals[1]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] || p.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			ok, err := c.like.match(x.GetBytes(i), p.GetBytes(i))
+			if err != nil {
+				return nil, err
+			}
+			out.AppendBool(ok)
+		}
+	case plan.OpConcat:
+		x, y := c.vals[0], c.vals[1]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] || y.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			c.buf = append(append(c.buf[:0], x.GetBytes(i)...), y.GetBytes(i)...)
+			out.AppendBytes(c.buf)
+		}
+	case plan.OpJSONGet, plan.OpJSONGetText:
+		return out, c.jsonGet(n)
+	case plan.OpJSONContains:
+		x, y := c.vals[0], c.vals[1]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] || y.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			ok, err := types.JSONContains(x.GetBytes(i), y.GetBytes(i))
+			if err != nil {
+				return nil, err
+			}
+			out.AppendBool(ok)
+		}
+	case plan.OpSubscript:
+		x := c.vals[0]
+		t := c.call.Args[0].Type()
+	rows:
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			c.subs = c.subs[:0]
+			for _, s := range c.vals[1:] {
+				if s.Nulls[i] {
+					out.AppendNull()
+					continue rows
+				}
+				c.subs = append(c.subs, s.Ints[i])
+			}
+			types.AppendSubscript(out, t, x.GetBytes(i), c.subs)
+		}
+	case plan.OpCardinality, plan.OpArrayLength, plan.OpVectorDims:
+		x := c.vals[0]
+		t := c.call.Args[0].Type()
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			switch {
+			case op == plan.OpVectorDims || t.Kind == types.Vector && op == plan.OpCardinality:
+				out.AppendInt(int64(len(x.GetBytes(i)) / 4))
+			case op == plan.OpCardinality:
+				out.AppendInt(int64(types.Cardinality(t, x.GetBytes(i))))
+			default:
+				d := c.vals[1]
+				if d.Nulls[i] {
+					out.AppendNull()
+					continue
+				}
+				tt := t
+				if t.Kind == types.Vector {
+					tt = types.TensorOf(types.DTFloat32, len(x.GetBytes(i))/4)
+				}
+				if l, ok := types.ArrayLength(tt, x.GetBytes(i), int(d.Ints[i])); ok {
+					out.AppendInt(int64(l))
+				} else {
+					out.AppendNull()
+				}
+			}
+		}
+	case plan.OpRandom:
+		for i := 0; i < n; i++ {
+			out.AppendFloat(c.env.rng().Float64())
+		}
+	case plan.OpAbs:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			switch {
+			case x.Nulls[i]:
+				out.AppendNull()
+			case out.Type.Phys() == types.PhysInt:
+				v := x.Ints[i]
+				if v < 0 {
+					v = -v
+				}
+				if err := appendIntChecked(out, v, x.Ints[i] == math.MinInt64); err != nil {
+					return nil, err
+				}
+			default:
+				out.AppendFloat(math.Abs(x.Floats[i]))
+			}
+		}
+	case plan.OpLower, plan.OpUpper:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+			} else if op == plan.OpLower {
+				out.AppendBytes(bytes.ToLower(x.GetBytes(i)))
+			} else {
+				out.AppendBytes(bytes.ToUpper(x.GetBytes(i)))
+			}
+		}
+	case plan.OpLength:
+		x := c.vals[0]
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] {
+				out.AppendNull()
+			} else {
+				out.AppendInt(int64(utf8.RuneCount(x.GetBytes(i))))
+			}
+		}
+	case plan.OpCoalesce:
+		for i := 0; i < n; i++ {
+			done := false
+			for _, v := range c.vals {
+				if !v.Nulls[i] {
+					out.AppendFrom(v, i)
+					done = true
+					break
+				}
+			}
+			if !done {
+				out.AppendNull()
+			}
+		}
+	case plan.OpNullIf:
+		x, y := c.vals[0], c.vals[1]
+		for i := 0; i < n; i++ {
+			if !x.Nulls[i] && !y.Nulls[i] && compareAt(x, i, y, i) == 0 {
+				out.AppendNull()
+			} else {
+				out.AppendFrom(x, i)
+			}
+		}
+	case plan.OpNextVal:
+		for i := 0; i < n; i++ {
+			v, err := c.env.DB.NextVal(c.call.Seq.TableID, c.call.Seq.Col)
+			if err != nil {
+				return nil, err
+			}
+			if err := appendIntChecked(out, v, false); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, pgerror.AssertionFailedf("operator %s has no evaluator", op)
+	}
+	return out, nil
+}
+
+func (c *callEval) jsonGet(n int) error {
+	x, k := c.vals[0], c.vals[1]
+	out := c.out
+	for i := 0; i < n; i++ {
+		if x.Nulls[i] || k.Nulls[i] {
+			out.AppendNull()
+			continue
+		}
+		doc := x.GetBytes(i)
+		var val []byte
+		var ok bool
+		if k.Type.Phys() == types.PhysInt {
+			val, ok = types.JSONIndex(doc, int(k.Ints[i]))
+		} else {
+			val, ok = types.JSONField(doc, string(k.GetBytes(i)))
+		}
+		if !ok {
+			out.AppendNull()
+			continue
+		}
+		if c.call.Op == plan.OpJSONGet {
+			out.AppendBytes(val)
+			continue
+		}
+		s, isNull := types.JSONText(val)
+		if isNull {
+			out.AppendNull()
+		} else {
+			out.AppendBytes(s)
+		}
+	}
+	return nil
+}
+
+// appendIntChecked appends v to an integer Vec after checking the range of
+// its type; overflow forces the out-of-range error.
+func appendIntChecked(out *types.Vec, v int64, overflow bool) error {
+	var lo, hi int64 = math.MinInt64, math.MaxInt64
+	name := "bigint"
+	switch out.Type.Kind {
+	case types.Int2:
+		lo, hi, name = math.MinInt16, math.MaxInt16, "smallint"
+	case types.Int4:
+		lo, hi, name = math.MinInt32, math.MaxInt32, "integer"
+	}
+	if overflow || v < lo || v > hi {
+		return pgerror.Newf(pgerror.NumericValueOutOfRange, "%s out of range", name)
+	}
+	out.AppendInt(v)
+	return nil
+}
+
+func arith(op plan.Op, x, y, out *types.Vec, n int) error {
+	if out.Type.Phys() == types.PhysInt {
+		for i := 0; i < n; i++ {
+			if x.Nulls[i] || y.Nulls[i] {
+				out.AppendNull()
+				continue
+			}
+			a, b := x.Ints[i], y.Ints[i]
+			var r int64
+			overflow := false
+			switch op {
+			case plan.OpAdd:
+				r = a + b
+				overflow = (a > 0 && b > 0 && r < 0) || (a < 0 && b < 0 && r >= 0)
+			case plan.OpSub:
+				r = a - b
+				overflow = (a >= 0 && b < 0 && r < 0) || (a < 0 && b > 0 && r >= 0)
+			case plan.OpMul:
+				r = a * b
+				overflow = a != 0 && (r/a != b || (a == -1 && b == math.MinInt64))
+			case plan.OpDiv, plan.OpMod:
+				if b == 0 {
+					return pgerror.New(pgerror.DivisionByZero, "division by zero")
+				}
+				if b == -1 {
+					if op == plan.OpMod {
+						r = 0
+					} else {
+						r, overflow = -a, a == math.MinInt64
+					}
+				} else if op == plan.OpDiv {
+					r = a / b
+				} else {
+					r = a % b
+				}
+			}
+			if err := appendIntChecked(out, r, overflow); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f32 := out.Type.Kind == types.Float4
+	for i := 0; i < n; i++ {
+		if x.Nulls[i] || y.Nulls[i] {
+			out.AppendNull()
+			continue
+		}
+		a, b := x.Floats[i], y.Floats[i]
+		var r float64
+		switch op {
+		case plan.OpAdd:
+			r = a + b
+		case plan.OpSub:
+			r = a - b
+		case plan.OpMul:
+			r = a * b
+		case plan.OpDiv:
+			if b == 0 {
+				return pgerror.New(pgerror.DivisionByZero, "division by zero")
+			}
+			r = a / b
+		case plan.OpMod:
+			if b == 0 {
+				return pgerror.New(pgerror.DivisionByZero, "division by zero")
+			}
+			r = math.Mod(a, b)
+		}
+		if f32 {
+			r = float64(float32(r))
+		}
+		if math.IsInf(r, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
+			return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+		out.AppendFloat(r)
+	}
+	return nil
+}
+
+// compareAt compares non-NULL row i of x with row j of y (same physical
+// layout). Floats order NaN above everything, as PostgreSQL does.
+func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
+	switch x.Type.Phys() {
+	case types.PhysInt:
+		a, b := x.Ints[i], y.Ints[j]
+		if a < b {
+			return -1
+		} else if a > b {
+			return 1
+		}
+		return 0
+	case types.PhysFloat:
+		return compareFloat(x.Floats[i], y.Floats[j])
+	case types.PhysBool:
+		a, b := x.Bools[i], y.Bools[j]
+		if a == b {
+			return 0
+		} else if !a {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(x.GetBytes(i), y.GetBytes(j))
+}
+
+func compareFloat(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareVecs(op plan.Op, x, y, out *types.Vec, n int) {
+	for i := 0; i < n; i++ {
+		if x.Nulls[i] || y.Nulls[i] {
+			out.AppendNull()
+			continue
+		}
+		c := compareAt(x, i, y, i)
+		var r bool
+		switch op {
+		case plan.OpEq:
+			r = c == 0
+		case plan.OpNe:
+			r = c != 0
+		case plan.OpLt:
+			r = c < 0
+		case plan.OpLe:
+			r = c <= 0
+		case plan.OpGt:
+			r = c > 0
+		default:
+			r = c >= 0
+		}
+		out.AppendBool(r)
+	}
+}
+
+// castEval converts a Vec to another type.
+type castEval struct {
+	in   evaluator
+	from types.Type
+	out  *types.Vec
+	buf  []byte
+}
+
+func (c *castEval) eval(b *types.Batch) (*types.Vec, error) {
+	x, err := c.in.eval(b)
+	if err != nil {
+		return nil, err
+	}
+	out := c.out
+	out.Reset()
+	n := b.Len()
+	to := out.Type
+	from := c.from
+	for i := 0; i < n; i++ {
+		if x.Nulls[i] {
+			out.AppendNull()
+			continue
+		}
+		if err := c.castOne(x, i, from, to); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
+	out := c.out
+	switch {
+	case from.Kind == types.Unknown || (from.IsTextual() && !to.IsTextual()):
+		return types.AppendParsed(out, string(x.GetBytes(i)))
+	case to.IsTextual():
+		var s []byte
+		if from.Phys() == types.PhysBytes && (from.IsTextual() || from.Kind == types.Unknown) {
+			s = x.GetBytes(i)
+		} else {
+			c.buf = types.AppendText(c.buf[:0], x, i)
+			s = c.buf
+		}
+		if to.Kind == types.Varchar && to.Width > 0 && utf8.RuneCount(s) > to.Width {
+			return pgerror.Newf(pgerror.StringDataRightTrunc, "value too long for type character varying(%d)", to.Width)
+		}
+		out.AppendBytes(s)
+		return nil
+	case from.IsInteger() && to.IsInteger():
+		return appendIntChecked(out, x.Ints[i], false)
+	case from.IsInteger() && (to.Kind == types.Float4 || to.Kind == types.Float8):
+		f := float64(x.Ints[i])
+		if to.Kind == types.Float4 {
+			f = float64(float32(f))
+		}
+		out.AppendFloat(f)
+		return nil
+	case from.Phys() == types.PhysFloat && to.IsInteger():
+		f := x.Floats[i]
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
+			return appendIntChecked(out, 0, true)
+		}
+		return appendIntChecked(out, int64(math.RoundToEven(f)), false)
+	case from.Phys() == types.PhysFloat && to.Phys() == types.PhysFloat:
+		f := x.Floats[i]
+		if to.Kind == types.Float4 {
+			f32 := float32(f)
+			if math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
+				return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+			}
+			f = float64(f32)
+		}
+		out.AppendFloat(f)
+		return nil
+	case from.Kind == types.Bool && to.IsInteger():
+		v := int64(0)
+		if x.Bools[i] {
+			v = 1
+		}
+		out.AppendInt(v)
+		return nil
+	case from.IsInteger() && to.Kind == types.Bool:
+		out.AppendBool(x.Ints[i] != 0)
+		return nil
+	case from.Kind == types.JSON && to.Kind == types.JSONB:
+		var err error
+		c.buf, err = types.NormalizeJSONB(x.GetBytes(i), c.buf[:0])
+		if err != nil {
+			return err
+		}
+		out.AppendBytes(c.buf)
+		return nil
+	case from.Phys() == types.PhysBytes && to.Phys() == types.PhysBytes && sameLayout(from, to):
+		v := x.GetBytes(i)
+		if want := fixedBytes(to); want >= 0 && len(v) != want {
+			return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", fixedDims(to), len(v)/4)
+		}
+		out.AppendBytes(v)
+		return nil
+	}
+	// Remaining conversions (tensor dtype changes) go through the text form.
+	c.buf = types.AppendText(c.buf[:0], x, i)
+	return types.AppendParsed(out, string(c.buf))
+}
+
+// sameLayout reports whether values of from are valid bytes for to up to a
+// length check: json↔jsonb text, vector↔float32 tensors, equal kinds.
+func sameLayout(from, to types.Type) bool {
+	f32 := func(t types.Type) bool {
+		return t.Kind == types.Vector || (t.Kind == types.Tensor && t.DType == types.DTFloat32 && len(t.Shape) == 1 && !t.Ragged())
+	}
+	if from.Kind == types.JSONB && to.Kind == types.JSON {
+		return true
+	}
+	if f32(from) && f32(to) {
+		return true
+	}
+	return from.Kind == to.Kind && from.Kind != types.Tensor
+}
+
+func fixedDims(t types.Type) int {
+	if t.Kind == types.Vector {
+		return t.Width
+	}
+	if t.Kind == types.Tensor {
+		return t.FixedElems()
+	}
+	return -1
+}
+
+func fixedBytes(t types.Type) int {
+	switch t.Kind {
+	case types.Vector:
+		if t.Width == 0 {
+			return -1
+		}
+		return t.Width * 4
+	case types.Tensor:
+		if n := t.FixedElems(); n >= 0 {
+			return n * t.DType.Size()
+		}
+	}
+	return -1
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,177 @@
+package exec
+
+import (
+	"sort"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// sortOp materializes its input and emits it ordered by keys.
+type sortOp struct {
+	env  *Env
+	in   Operator
+	keys []plan.SortKey
+	cols []plan.Column
+	all  *types.Batch
+	perm []int
+	pos  int
+	out  *types.Batch
+}
+
+func (s *sortOp) load() error {
+	ts := make([]types.Type, len(s.cols))
+	for i, c := range s.cols {
+		ts[i] = c.Type
+	}
+	s.all = types.NewBatch(ts, types.BatchSize)
+	n := 0
+	err := Drain(s.in, func(b *types.Batch) error {
+		for i, c := range b.Cols {
+			s.all.Cols[i].AppendVec(c)
+		}
+		n += b.Len()
+		return s.env.canceled()
+	})
+	if err != nil {
+		return err
+	}
+	s.all.SetLen(n)
+	s.perm = make([]int, n)
+	for i := range s.perm {
+		s.perm[i] = i
+	}
+	sort.SliceStable(s.perm, func(x, y int) bool {
+		return s.less(s.perm[x], s.perm[y])
+	})
+	s.out = types.NewBatch(ts, types.BatchSize)
+	return nil
+}
+
+func (s *sortOp) less(i, j int) bool {
+	for _, k := range s.keys {
+		v := s.all.Cols[k.Col]
+		ni, nj := v.Nulls[i], v.Nulls[j]
+		switch {
+		case ni && nj:
+			continue
+		case ni:
+			return k.NullsFirst
+		case nj:
+			return !k.NullsFirst
+		}
+		c := compareAt(v, i, v, j)
+		if c == 0 {
+			continue
+		}
+		if k.Desc {
+			return c > 0
+		}
+		return c < 0
+	}
+	return false
+}
+
+func (s *sortOp) Next() (*types.Batch, error) {
+	if s.all == nil {
+		if err := s.load(); err != nil {
+			return nil, err
+		}
+	}
+	if s.pos >= len(s.perm) {
+		return nil, nil
+	}
+	s.out.Reset()
+	end := min(s.pos+types.BatchSize, len(s.perm))
+	for _, r := range s.perm[s.pos:end] {
+		for i, c := range s.all.Cols {
+			s.out.Cols[i].AppendFrom(c, r)
+		}
+	}
+	s.out.SetLen(end - s.pos)
+	s.pos = end
+	return s.out, nil
+}
+
+func (s *sortOp) Close() { s.in.Close() }
+
+// limitOp skips offset rows and stops after count rows.
+type limitOp struct {
+	in            Operator
+	offset, count int64 // count < 0: no limit
+	sub           gatherer
+	rows          []int
+}
+
+func newLimit(env *Env, n *plan.Limit) (Operator, error) {
+	l := &limitOp{count: -1}
+	eval := func(e plan.Expr, what string, code pgerror.Code) (int64, error) {
+		v, err := env.foldConst(e)
+		if err != nil {
+			return 0, err
+		}
+		if v.Nulls[0] {
+			return -1, nil
+		}
+		if v.Ints[0] < 0 {
+			return 0, pgerror.Newf(code, "%s must not be negative", what)
+		}
+		return v.Ints[0], nil
+	}
+	var err error
+	if n.Count != nil {
+		if l.count, err = eval(n.Count, "LIMIT", "2201W"); err != nil {
+			return nil, err
+		}
+	}
+	if n.Offset != nil {
+		if l.offset, err = eval(n.Offset, "OFFSET", "2201X"); err != nil {
+			return nil, err
+		}
+		if l.offset < 0 {
+			l.offset = 0
+		}
+	}
+	in, err := Build(env, n.Input)
+	if err != nil {
+		return nil, err
+	}
+	l.in = in
+	return l, nil
+}
+
+func (l *limitOp) Next() (*types.Batch, error) {
+	for {
+		if l.count == 0 {
+			return nil, nil
+		}
+		b, err := l.in.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		n := int64(b.Len())
+		if l.offset >= n {
+			l.offset -= n
+			continue
+		}
+		start, end := l.offset, n
+		l.offset = 0
+		if l.count >= 0 && end-start > l.count {
+			end = start + l.count
+		}
+		if l.count >= 0 {
+			l.count -= end - start
+		}
+		if start == 0 && end == n {
+			return b, nil
+		}
+		l.rows = l.rows[:0]
+		for i := start; i < end; i++ {
+			l.rows = append(l.rows, int(i))
+		}
+		return l.sub.gather(b, l.rows), nil
+	}
+}
+
+func (l *limitOp) Close() { l.in.Close() }

@@ -1,0 +1,177 @@
+package plan
+
+import (
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Node is a relational operator in a plan. Every node produces a fixed list
+// of output columns.
+type Node interface {
+	Columns() []Column
+}
+
+// Column is one output column of a Node.
+type Column struct {
+	Name string
+	Type types.Type
+	// TableID and Ordinal identify a base-table column (0 and -1 otherwise).
+	TableID uint64
+	Ordinal int
+}
+
+// Scan reads columns Cols (ordinals) of Table.
+type Scan struct {
+	Table *storage.TableDesc
+	Cols  []int
+	// Filter is pushed down into the scan by the planner; nil if none. It
+	// refers to the scan's own output columns.
+	Filter Expr
+}
+
+// Values produces constant rows; zero columns and one row for SELECT without FROM.
+type Values struct {
+	Cols []Column
+	Rows [][]Expr
+}
+
+// Filter keeps rows for which Pred is true.
+type Filter struct {
+	Input Node
+	Pred  Expr
+}
+
+// Project computes Exprs over each input row.
+type Project struct {
+	Input Node
+	Exprs []Expr
+	Names []string
+}
+
+// AggFunc is an aggregate function.
+type AggFunc uint8
+
+// Aggregate functions.
+const (
+	AggCount AggFunc = iota + 1
+	AggCountStar
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+)
+
+// AggCall is one aggregate computed by an Aggregate node.
+type AggCall struct {
+	Func     AggFunc
+	Arg      Expr // nil for count(*)
+	Distinct bool
+	Typ      types.Type
+	Name     string
+}
+
+// Aggregate groups its input by GroupBy and computes Aggs; its output is the
+// group keys followed by the aggregates.
+type Aggregate struct {
+	Input   Node
+	GroupBy []Expr
+	Aggs    []AggCall
+}
+
+// SortKey orders by one input column.
+type SortKey struct {
+	Col        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Sort orders its input.
+type Sort struct {
+	Input Node
+	Keys  []SortKey
+}
+
+// Limit skips Offset rows and returns at most Count (-1: no limit).
+type Limit struct {
+	Input  Node
+	Count  Expr
+	Offset Expr
+}
+
+// Insert writes rows (Input produces one column per table column, already
+// coerced to the column types) and optionally returns Returning over them.
+type Insert struct {
+	Table     *storage.TableDesc
+	Input     Node
+	Returning []Expr
+	RetNames  []string
+}
+
+// Update rewrites rows of Table that match Where; Set holds one expression
+// per table column over the old row (a ColRef for unchanged columns).
+type Update struct {
+	Table     *storage.TableDesc
+	Where     Expr // over the table's columns; nil for all rows
+	Set       []Expr
+	Returning []Expr
+	RetNames  []string
+}
+
+// Delete removes the rows of Table that match Where.
+type Delete struct {
+	Table     *storage.TableDesc
+	Where     Expr
+	Returning []Expr
+	RetNames  []string
+}
+
+// Columns implementations.
+
+func (n *Scan) Columns() []Column {
+	cols := make([]Column, len(n.Cols))
+	for i, c := range n.Cols {
+		cd := n.Table.Columns[c]
+		cols[i] = Column{Name: cd.Name, Type: cd.Type, TableID: n.Table.ID, Ordinal: c}
+	}
+	return cols
+}
+
+func (n *Values) Columns() []Column { return n.Cols }
+func (n *Filter) Columns() []Column { return n.Input.Columns() }
+func (n *Sort) Columns() []Column   { return n.Input.Columns() }
+func (n *Limit) Columns() []Column  { return n.Input.Columns() }
+
+func (n *Project) Columns() []Column {
+	in := n.Input.Columns()
+	cols := make([]Column, len(n.Exprs))
+	for i, e := range n.Exprs {
+		cols[i] = Column{Name: n.Names[i], Type: e.Type(), Ordinal: -1}
+		if r, ok := e.(*ColRef); ok && r.Idx < len(in) {
+			cols[i].TableID, cols[i].Ordinal = in[r.Idx].TableID, in[r.Idx].Ordinal
+		}
+	}
+	return cols
+}
+
+func (n *Aggregate) Columns() []Column {
+	cols := make([]Column, 0, len(n.GroupBy)+len(n.Aggs))
+	for _, g := range n.GroupBy {
+		cols = append(cols, Column{Name: "?column?", Type: g.Type(), Ordinal: -1})
+	}
+	for _, a := range n.Aggs {
+		cols = append(cols, Column{Name: a.Name, Type: a.Typ, Ordinal: -1})
+	}
+	return cols
+}
+
+func returningColumns(exprs []Expr, names []string) []Column {
+	cols := make([]Column, len(exprs))
+	for i, e := range exprs {
+		cols[i] = Column{Name: names[i], Type: e.Type(), Ordinal: -1}
+	}
+	return cols
+}
+
+func (n *Insert) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
+func (n *Update) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
+func (n *Delete) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }

@@ -1,0 +1,103 @@
+// Package server assembles a running deeplaked: storage, the session engine
+// and the wire front end on a listener. cmd/deeplaked and the tests start
+// servers through it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/deeplaked/deeplaked/session"
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/wire"
+)
+
+// Options configure a server.
+type Options struct {
+	// Listen is the TCP address to listen on ("127.0.0.1:0" picks a port).
+	Listen string
+	// DataDir holds the catalog and the table data; created if missing.
+	DataDir string
+	// InMemory keeps everything in memory (tests); DataDir is ignored.
+	InMemory bool
+	Logger   *slog.Logger
+}
+
+// Server is a running deeplaked.
+type Server struct {
+	db     *storage.DB
+	wire   *wire.Server
+	ln     net.Listener
+	served chan error
+	logger *slog.Logger
+}
+
+// Start opens storage and begins serving connections.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if !opts.InMemory {
+		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating data directory: %w", err)
+		}
+	}
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("listening on %s: %w", opts.Listen, err)
+	}
+	s := &Server{db: db, ln: ln, served: make(chan error, 1), logger: logger}
+	s.wire = wire.NewServer(engineAdapter{session.NewEngine(db, logger)}, wire.Options{Logger: logger})
+	go func() { s.served <- s.wire.Serve(ln) }()
+	dir := opts.DataDir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if opts.InMemory {
+		dir = "(memory)"
+	}
+	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir)
+	return s, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// DB returns the server's storage.
+func (s *Server) DB() *storage.DB { return s.db }
+
+// Close stops accepting connections, ends the open ones and closes storage.
+// Every acknowledged write is already durable; Close only releases resources.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.wire.Shutdown(ctx)
+	_ = s.ln.Close()
+	if serr := <-s.served; serr != nil && !errors.Is(serr, net.ErrClosed) && err == nil {
+		err = serr
+	}
+	if cerr := s.db.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// engineAdapter presents session.Engine as wire.Engine.
+type engineAdapter struct{ eng *session.Engine }
+
+func (a engineAdapter) NewSession(info wire.StartupInfo) (wire.Session, error) {
+	return a.eng.NewSession(info.User, info.Database), nil
+}

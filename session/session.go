@@ -1,0 +1,311 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/deeplaked/deeplaked/exec"
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/planner"
+	"github.com/deeplaked/deeplaked/sql"
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Engine creates sessions over one database.
+type Engine struct {
+	db     *storage.DB
+	logger *slog.Logger
+}
+
+// NewEngine returns an engine serving db.
+func NewEngine(db *storage.DB, logger *slog.Logger) *Engine {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Engine{db: db, logger: logger}
+}
+
+// Session is the state of one client connection: settings and the open
+// transaction. It is used by one goroutine at a time.
+type Session struct {
+	eng      *Engine
+	User     string
+	Database string
+	settings map[string]string
+
+	txn      *storage.Txn
+	explicit bool // inside BEGIN ... COMMIT
+	failed   bool // an error occurred inside the explicit transaction
+}
+
+// NewSession starts a session for user on database.
+func (e *Engine) NewSession(user, database string) *Session {
+	return &Session{eng: e, User: user, Database: database, settings: defaultSettings()}
+}
+
+func defaultSettings() map[string]string {
+	return map[string]string{
+		"server_version":              "15.0",
+		"server_encoding":             "UTF8",
+		"client_encoding":             "UTF8",
+		"datestyle":                   "ISO, MDY",
+		"timezone":                    "UTC",
+		"integer_datetimes":           "on",
+		"standard_conforming_strings": "on",
+		"search_path":                 "\"$user\", public",
+		"application_name":            "",
+		"extra_float_digits":          "1",
+		"statement_timeout":           "0",
+		"transaction_isolation":       "read committed",
+	}
+}
+
+// TxStatus returns the ReadyForQuery status byte.
+func (s *Session) TxStatus() byte {
+	switch {
+	case s.explicit && s.failed:
+		return TxFailed
+	case s.explicit:
+		return TxActive
+	}
+	return TxIdle
+}
+
+// Close rolls back any open transaction.
+func (s *Session) Close() {
+	if s.txn != nil {
+		s.txn.Rollback()
+		s.txn = nil
+	}
+	s.explicit, s.failed = false, false
+}
+
+// ExecSimple runs the statements of one simple-protocol query string. As in
+// PostgreSQL, statements outside an explicit transaction block form one
+// implicit transaction that commits at the end of the string; the first
+// error stops the string and is returned.
+func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) error {
+	stmts, err := sql.Parse(query)
+	if err != nil {
+		s.abort()
+		return err
+	}
+	if len(stmts) == 0 {
+		return w.WriteEmpty()
+	}
+	for _, p := range stmts {
+		if err := s.execOne(ctx, p, w); err != nil {
+			s.abort()
+			return err
+		}
+	}
+	if !s.explicit && s.txn != nil {
+		txn := s.txn
+		s.txn = nil
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort ends the implicit transaction or marks the explicit one failed.
+func (s *Session) abort() {
+	if s.explicit {
+		s.failed = true
+		return
+	}
+	if s.txn != nil {
+		s.txn.Rollback()
+		s.txn = nil
+	}
+}
+
+func (s *Session) ensureTxn() *storage.Txn {
+	if s.txn == nil {
+		s.txn = s.eng.db.Begin()
+	}
+	return s.txn
+}
+
+func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) error {
+	if tx, ok := p.Stmt.(*sql.TxStmt); ok {
+		return s.execTx(tx, w)
+	}
+	if s.explicit && s.failed {
+		return pgerror.New(pgerror.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	db := s.eng.db
+	switch st := p.Stmt.(type) {
+	case *sql.CreateTable:
+		desc, err := sql.BindCreateTable(db, st)
+		if err != nil {
+			return err
+		}
+		if _, err := db.CreateTable(desc, st.IfNotExists); err != nil {
+			return err
+		}
+		return w.WriteComplete("CREATE TABLE")
+	case *sql.DropTable:
+		for _, name := range st.Names {
+			if _, err := db.DropTable(name, st.IfExists); err != nil {
+				return err
+			}
+		}
+		return w.WriteComplete("DROP TABLE")
+	case *sql.SetVar:
+		if st.Reset {
+			s.settings[st.Name] = defaultSettings()[st.Name]
+		} else {
+			s.settings[st.Name] = st.Value
+		}
+		return w.WriteComplete("SET")
+	case *sql.ShowVar:
+		v, ok := s.settings[st.Name]
+		if !ok {
+			return pgerror.Newf(pgerror.UndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
+		}
+		if err := w.WriteColumns([]Column{{Name: st.Name, Type: types.TypText}}); err != nil {
+			return err
+		}
+		b := types.NewBatch([]types.Type{types.TypText}, 1)
+		b.Cols[0].AppendString(v)
+		if err := w.WriteBatch(b); err != nil {
+			return err
+		}
+		return w.WriteComplete("SHOW")
+	case *sql.Select:
+		node, err := sql.BindSelect(db, st)
+		if err != nil {
+			return err
+		}
+		return s.runQuery(ctx, planner.Optimize(node), w)
+	case *sql.Insert:
+		n, err := sql.BindInsert(db, st)
+		if err != nil {
+			return err
+		}
+		n = planner.Optimize(n).(*plan.Insert)
+		res, err := exec.RunInsert(s.env(ctx), n)
+		if err != nil {
+			return err
+		}
+		return s.writeDML(w, "INSERT 0", n.Columns(), res)
+	case *sql.Update:
+		n, err := sql.BindUpdate(db, st)
+		if err != nil {
+			return err
+		}
+		res, err := exec.RunUpdate(s.env(ctx), n)
+		if err != nil {
+			return err
+		}
+		return s.writeDML(w, "UPDATE", n.Columns(), res)
+	case *sql.Delete:
+		n, err := sql.BindDelete(db, st)
+		if err != nil {
+			return err
+		}
+		res, err := exec.RunDelete(s.env(ctx), n)
+		if err != nil {
+			return err
+		}
+		return s.writeDML(w, "DELETE", n.Columns(), res)
+	}
+	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
+}
+
+func (s *Session) env(ctx context.Context) *exec.Env {
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn()}
+}
+
+func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
+	switch tx.Kind {
+	case sql.TxBegin:
+		// BEGIN inside a block is a warning in PostgreSQL; statements of
+		// the same query string before BEGIN join the block.
+		s.explicit = true
+		return w.WriteComplete("BEGIN")
+	case sql.TxCommit:
+		tag := "COMMIT"
+		var err error
+		if s.txn != nil {
+			if s.failed {
+				s.txn.Rollback()
+				tag = "ROLLBACK"
+			} else {
+				err = s.txn.Commit()
+			}
+		} else if s.failed {
+			tag = "ROLLBACK"
+		}
+		s.txn, s.explicit, s.failed = nil, false, false
+		if err != nil {
+			return err
+		}
+		return w.WriteComplete(tag)
+	default:
+		if s.txn != nil {
+			s.txn.Rollback()
+		}
+		s.txn, s.explicit, s.failed = nil, false, false
+		return w.WriteComplete("ROLLBACK")
+	}
+}
+
+func columnsOf(cols []plan.Column) []Column {
+	out := make([]Column, len(cols))
+	for i, c := range cols {
+		out[i] = Column{Name: c.Name, Type: c.Type}
+		if c.TableID != 0 && c.Ordinal >= 0 {
+			out[i].TableOID = tableOID(c.TableID)
+			out[i].ColumnNum = int16(c.Ordinal + 1)
+		}
+	}
+	return out
+}
+
+// tableOID is the OID clients see for a table.
+func tableOID(id uint64) uint32 { return uint32(16384 + id) }
+
+func (s *Session) runQuery(ctx context.Context, node plan.Node, w ResultWriter) error {
+	op, err := exec.Build(s.env(ctx), node)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	if err := w.WriteColumns(columnsOf(node.Columns())); err != nil {
+		return err
+	}
+	var n int64
+	err = exec.Drain(op, func(b *types.Batch) error {
+		n += int64(b.Len())
+		return w.WriteBatch(b)
+	})
+	if err != nil {
+		return err
+	}
+	return w.WriteComplete("SELECT " + strconv.FormatInt(n, 10))
+}
+
+func (s *Session) writeDML(w ResultWriter, verb string, cols []plan.Column, res *exec.DMLResult) error {
+	if res.Returning != nil {
+		if err := w.WriteColumns(columnsOf(cols)); err != nil {
+			return err
+		}
+		if res.Returning.Len() > 0 {
+			if err := w.WriteBatch(res.Returning); err != nil {
+				return err
+			}
+		}
+	}
+	return w.WriteComplete(fmt.Sprintf("%s %d", verb, res.Count))
+}
+
+// Setting returns a session setting's value.
+func (s *Session) Setting(name string) string { return s.settings[strings.ToLower(name)] }

@@ -1,0 +1,234 @@
+// Package sql turns SQL text into the typed plan IR: Parse converts
+// pg_query_go's PostgreSQL parse tree into the project's own AST (ast.go),
+// and Bind resolves that AST against the catalog into plan nodes. Nothing
+// below this package sees pg_query types.
+package sql
+
+import "github.com/deeplaked/deeplaked/types"
+
+// Stmt is a parsed statement.
+type Stmt interface{ stmt() }
+
+// Expr is an untyped expression as written.
+type Expr interface{ expr() }
+
+// Statements.
+type (
+	// CreateTable is CREATE TABLE.
+	CreateTable struct {
+		Name        string
+		IfNotExists bool
+		Columns     []ColumnDef
+		PrimaryKey  []string // from a table constraint
+	}
+	// ColumnDef is one column of CREATE TABLE.
+	ColumnDef struct {
+		Name       string
+		Type       types.Type
+		Serial     bool
+		NotNull    bool
+		PrimaryKey bool
+		Default    Expr
+		// DefaultSQL is the DEFAULT expression's source text.
+		DefaultSQL string
+	}
+	// DropTable is DROP TABLE.
+	DropTable struct {
+		Names    []string
+		IfExists bool
+	}
+	// Insert is INSERT INTO ... VALUES.
+	Insert struct {
+		Table     string
+		Columns   []string
+		Rows      [][]Expr // nil entries are DEFAULT
+		Select    *Select  // INSERT ... SELECT, when Rows is nil
+		Returning []SelectItem
+	}
+	// Update is UPDATE ... SET ... WHERE.
+	Update struct {
+		Table     string
+		Alias     string
+		Set       []SetClause
+		Where     Expr
+		Returning []SelectItem
+	}
+	// SetClause is one col = expr of UPDATE.
+	SetClause struct {
+		Column string
+		Value  Expr // nil is DEFAULT
+	}
+	// Delete is DELETE FROM ... WHERE.
+	Delete struct {
+		Table     string
+		Alias     string
+		Where     Expr
+		Returning []SelectItem
+	}
+	// Select is a SELECT query.
+	Select struct {
+		Distinct bool
+		Items    []SelectItem
+		From     *TableRef // nil for SELECT without FROM
+		Where    Expr
+		GroupBy  []Expr
+		Having   Expr
+		OrderBy  []OrderItem
+		Limit    Expr
+		Offset   Expr
+		Values   [][]Expr // a bare VALUES list
+	}
+	// SelectItem is an output expression; Star selects every column.
+	SelectItem struct {
+		Expr  Expr
+		Alias string
+		Star  bool
+	}
+	// TableRef names a table in FROM.
+	TableRef struct {
+		Name  string
+		Alias string
+	}
+	// OrderItem is one ORDER BY key. Nulls is 0 (default), 1 first, 2 last.
+	OrderItem struct {
+		Expr  Expr
+		Desc  bool
+		Nulls int
+	}
+	// TxStmt is BEGIN, COMMIT or ROLLBACK.
+	TxStmt struct{ Kind TxKind }
+	// SetVar is SET name = value / RESET name.
+	SetVar struct {
+		Name  string
+		Value string
+		Reset bool
+	}
+	// ShowVar is SHOW name.
+	ShowVar struct{ Name string }
+)
+
+// TxKind is the kind of a transaction statement.
+type TxKind uint8
+
+// Transaction statement kinds.
+const (
+	TxBegin TxKind = iota + 1
+	TxCommit
+	TxRollback
+)
+
+// Expressions.
+type (
+	// ColumnRef is [table.]column.
+	ColumnRef struct{ Table, Name string }
+	// Literal is a constant as written: Kind one of LitInt, LitFloat, LitString, LitBool, LitNull.
+	Literal struct {
+		Kind LitKind
+		Text string
+	}
+	// BinaryExpr is L op R for an operator spelled Op ("+", "=", "->", "~~", ...).
+	BinaryExpr struct {
+		Op   string
+		L, R Expr
+	}
+	// UnaryExpr is op X ("-", "+").
+	UnaryExpr struct {
+		Op string
+		X  Expr
+	}
+	// AndExpr, OrExpr and NotExpr are boolean connectives.
+	AndExpr struct{ Args []Expr }
+	OrExpr  struct{ Args []Expr }
+	NotExpr struct{ X Expr }
+	// InExpr is X [NOT] IN (List).
+	InExpr struct {
+		X    Expr
+		List []Expr
+		Not  bool
+	}
+	// IsNullExpr is X IS [NOT] NULL.
+	IsNullExpr struct {
+		X   Expr
+		Not bool
+	}
+	// BetweenExpr is X [NOT] BETWEEN Lo AND Hi.
+	BetweenExpr struct {
+		X, Lo, Hi Expr
+		Not       bool
+	}
+	// LikeExpr is X [NOT] [I]LIKE Pattern.
+	LikeExpr struct {
+		X, Pattern Expr
+		Not, ILike bool
+	}
+	// FuncCall is name(args), name(*) or name(DISTINCT args).
+	FuncCall struct {
+		Name     string
+		Args     []Expr
+		Star     bool
+		Distinct bool
+	}
+	// CastExpr is X::Type or CAST(X AS Type).
+	CastExpr struct {
+		X    Expr
+		Type types.Type
+	}
+	// SubscriptExpr is X[i][j]...
+	SubscriptExpr struct {
+		X       Expr
+		Indexes []Expr
+	}
+	// CaseExpr is CASE [Arg] WHEN ... THEN ... [ELSE ...] END.
+	CaseExpr struct {
+		Arg   Expr
+		Whens []CaseWhen
+		Else  Expr
+	}
+	// CaseWhen is one WHEN arm.
+	CaseWhen struct{ Cond, Result Expr }
+	// BoolTest is X IS [NOT] TRUE/FALSE.
+	BoolTest struct {
+		X     Expr
+		Value bool
+		Not   bool
+	}
+)
+
+// LitKind classifies a Literal.
+type LitKind uint8
+
+// Literal kinds.
+const (
+	LitInt LitKind = iota + 1
+	LitFloat
+	LitString
+	LitBool
+	LitNull
+)
+
+func (*CreateTable) stmt() {}
+func (*DropTable) stmt()   {}
+func (*Insert) stmt()      {}
+func (*Update) stmt()      {}
+func (*Delete) stmt()      {}
+func (*Select) stmt()      {}
+func (*TxStmt) stmt()      {}
+func (*SetVar) stmt()      {}
+func (*ShowVar) stmt()     {}
+
+func (*ColumnRef) expr()     {}
+func (*Literal) expr()       {}
+func (*BinaryExpr) expr()    {}
+func (*UnaryExpr) expr()     {}
+func (*AndExpr) expr()       {}
+func (*OrExpr) expr()        {}
+func (*NotExpr) expr()       {}
+func (*InExpr) expr()        {}
+func (*IsNullExpr) expr()    {}
+func (*BetweenExpr) expr()   {}
+func (*LikeExpr) expr()      {}
+func (*FuncCall) expr()      {}
+func (*CastExpr) expr()      {}
+func (*SubscriptExpr) expr() {}
+func (*CaseExpr) expr()      {}
+func (*BoolTest) expr()      {}

@@ -1,0 +1,177 @@
+package sql
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// literal types a Literal: integers as int4 (int8 when larger), other
+// numbers as float8, strings as Unknown until context gives them a type.
+func literal(l *Literal) (plan.Expr, error) {
+	switch l.Kind {
+	case LitNull:
+		return plan.NullConst(types.TypUnknown), nil
+	case LitBool:
+		return plan.BoolConst(l.Text == "true"), nil
+	case LitInt:
+		v, err := strconv.ParseInt(l.Text, 10, 64)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(l.Text, 64)
+			if ferr != nil {
+				return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
+			}
+			return plan.FloatConst(f), nil
+		}
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			return plan.IntConst(types.TypInt4, v), nil
+		}
+		return plan.IntConst(types.TypInt8, v), nil
+	case LitFloat:
+		f, err := strconv.ParseFloat(l.Text, 64)
+		if err != nil && !isRangeErr(err) {
+			return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
+		}
+		return plan.FloatConst(f), nil
+	}
+	return plan.StringConst(types.TypUnknown, l.Text), nil
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+func isUnknown(e plan.Expr) bool { return e.Type().Kind == types.Unknown }
+
+// resolveUnknown gives an untyped literal the type text, as PostgreSQL does
+// when no context decides.
+func resolveUnknown(e plan.Expr) plan.Expr {
+	if isUnknown(e) {
+		return castExpr(e, types.TypText)
+	}
+	return e
+}
+
+// castExpr wraps e in a cast to t unless it already has type t. An untyped
+// NULL becomes a typed NULL.
+func castExpr(e plan.Expr, t types.Type) plan.Expr {
+	if e.Type().Equal(t) {
+		return e
+	}
+	if c, ok := e.(*plan.Const); ok && c.Null {
+		return plan.NullConst(t)
+	}
+	return &plan.Cast{X: e, Typ: t}
+}
+
+// canCast reports whether an explicit cast from s to t exists.
+func canCast(s, t types.Type) bool {
+	if s.Kind == types.Unknown || t.IsTextual() || s.IsTextual() {
+		return true
+	}
+	if s.IsNumeric() && t.IsNumeric() {
+		return true
+	}
+	if (s.Kind == types.Bool && t.Kind == types.Int4) || (s.Kind == types.Int4 && t.Kind == types.Bool) {
+		return true
+	}
+	if (s.Kind == types.JSON || s.Kind == types.JSONB) && (t.Kind == types.JSON || t.Kind == types.JSONB) {
+		return true
+	}
+	if s.Kind == t.Kind && s.Kind != types.Tensor {
+		return true // a modifier change: varchar(n), vector(n)
+	}
+	if isFloat32Vec(s) && isFloat32Vec(t) {
+		return true
+	}
+	if s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape) {
+		return true
+	}
+	return false
+}
+
+func isFloat32Vec(t types.Type) bool {
+	return t.Kind == types.Vector || (t.Kind == types.Tensor && t.DType == types.DTFloat32 && len(t.Shape) == 1)
+}
+
+// assignCast converts e for storing into a column of type t, with
+// PostgreSQL's assignment rules: untyped literals parse, numbers convert
+// with range checks, and other type changes are 42804.
+func assignCast(e plan.Expr, t types.Type, col string) (plan.Expr, error) {
+	s := e.Type()
+	if s.Equal(t) || s.Kind == types.Unknown {
+		return castExpr(e, t), nil
+	}
+	ok := (s.IsNumeric() && t.IsNumeric()) || (s.IsTextual() && t.IsTextual()) ||
+		(s.Kind == t.Kind) || ((s.Kind == types.JSON || s.Kind == types.JSONB) && (t.Kind == types.JSON || t.Kind == types.JSONB)) ||
+		(isFloat32Vec(s) && isFloat32Vec(t)) || (s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape))
+	if !ok {
+		return nil, pgerror.Newf(pgerror.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col, t, s).
+			WithHint("You will need to rewrite or cast the expression.")
+	}
+	return castExpr(e, t), nil
+}
+
+// numericResult returns the type arithmetic on a and b produces.
+func numericResult(a, b types.Type) types.Type {
+	if a.IsInteger() && b.IsInteger() {
+		if a.Kind == types.Int8 || b.Kind == types.Int8 {
+			return types.TypInt8
+		}
+		if a.Kind == types.Int4 || b.Kind == types.Int4 {
+			return types.TypInt4
+		}
+		return types.TypInt2
+	}
+	if a.Kind == types.Float4 && (b.Kind == types.Float4 || b.IsInteger()) ||
+		b.Kind == types.Float4 && a.IsInteger() {
+		return types.TypFloat4
+	}
+	return types.TypFloat8
+}
+
+// commonType returns the type two compared or combined values are converted
+// to, or ok=false when they cannot be compared.
+func commonType(a, b types.Type) (types.Type, bool) {
+	switch {
+	case a.Kind == types.Unknown && b.Kind == types.Unknown:
+		return types.TypText, true
+	case a.Kind == types.Unknown:
+		return b, true
+	case b.Kind == types.Unknown:
+		return a, true
+	case a.IsNumeric() && b.IsNumeric():
+		if a.IsInteger() && b.IsInteger() {
+			return types.TypInt8, true
+		}
+		if a.Kind == types.Float4 && b.Kind == types.Float4 {
+			return types.TypFloat4, true
+		}
+		return types.TypFloat8, true
+	case a.IsTextual() && b.IsTextual():
+		return types.TypText, true
+	case a.Kind == b.Kind && a.Kind != types.Tensor:
+		return a, true
+	case a.Kind == types.Tensor && b.Kind == types.Tensor && a.Equal(b):
+		return a, true
+	}
+	return types.Type{}, false
+}
+
+// unify converts a and b to their common type for comparison.
+func unify(a, b plan.Expr, op string) (plan.Expr, plan.Expr, error) {
+	t, ok := commonType(a.Type(), b.Type())
+	if !ok {
+		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", a.Type(), op, b.Type()).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	// Integers of any width compare directly (all are int64 in a Vec).
+	if t.Kind == types.Int8 && a.Type().IsInteger() && b.Type().IsInteger() {
+		return a, b, nil
+	}
+	return castExpr(a, t), castExpr(b, t), nil
+}
