@@ -3,6 +3,7 @@ package sql
 import (
 	"errors"
 	"strings"
+	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
@@ -219,7 +220,7 @@ func convertColumnDef(c *pg.ColumnDef, text string) (ColumnDef, error) {
 
 // exprSource recovers the source text of a DEFAULT expression by deparsing.
 func exprSource(_ string, n *pg.Node) string {
-	res := &pg.ParseResult{Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+	res := &pg.ParseResult{Version: parseTreeVersion(), Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
 		TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}},
 	}}}}}}
 	s, err := pg.Deparse(res)
@@ -228,6 +229,17 @@ func exprSource(_ string, n *pg.Node) string {
 	}
 	return strings.TrimPrefix(s, "SELECT ")
 }
+
+var treeVersion = sync.OnceValue(func() int32 {
+	r, err := pg.Parse("SELECT 1")
+	if err != nil {
+		return 0
+	}
+	return r.Version
+})
+
+// parseTreeVersion is the parse tree version Deparse expects.
+func parseTreeVersion() int32 { return treeVersion() }
 
 func typeNames(tn *pg.TypeName) (schema, name string) {
 	parts := make([]string, 0, 2)
