@@ -200,25 +200,25 @@ func (t Type) String() string {
 
 // PostgreSQL type OIDs.
 const (
-	OIDBool       uint32 = 16
-	OIDBytea      uint32 = 17
-	OIDInt8       uint32 = 20
-	OIDInt2       uint32 = 21
-	OIDInt4       uint32 = 23
-	OIDText       uint32 = 25
-	OIDJSON       uint32 = 114
-	OIDFloat4     uint32 = 700
-	OIDFloat8     uint32 = 701
-	OIDUnknown    uint32 = 705
-	OIDBoolArray  uint32 = 1000
-	OIDInt2Array  uint32 = 1005
-	OIDInt4Array  uint32 = 1007
-	OIDTextArray  uint32 = 1009
-	OIDInt8Array  uint32 = 1016
-	OIDFloat4Arr  uint32 = 1021
-	OIDFloat8Arr  uint32 = 1022
-	OIDVarchar    uint32 = 1043
-	OIDJSONB      uint32 = 3802
+	OIDBool      uint32 = 16
+	OIDBytea     uint32 = 17
+	OIDInt8      uint32 = 20
+	OIDInt2      uint32 = 21
+	OIDInt4      uint32 = 23
+	OIDText      uint32 = 25
+	OIDJSON      uint32 = 114
+	OIDFloat4    uint32 = 700
+	OIDFloat8    uint32 = 701
+	OIDUnknown   uint32 = 705
+	OIDBoolArray uint32 = 1000
+	OIDInt2Array uint32 = 1005
+	OIDInt4Array uint32 = 1007
+	OIDTextArray uint32 = 1009
+	OIDInt8Array uint32 = 1016
+	OIDFloat4Arr uint32 = 1021
+	OIDFloat8Arr uint32 = 1022
+	OIDVarchar   uint32 = 1043
+	OIDJSONB     uint32 = 3802
 	// OIDVector is deeplaked's fixed OID for pgvector's vector type (pgvector
 	// assigns one at CREATE EXTENSION time; clients look it up by name).
 	OIDVector uint32 = 16385
