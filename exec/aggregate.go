@@ -185,7 +185,7 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 	acc.count[g]++
 	switch acc.call.Func {
 	case plan.AggSum, plan.AggAvg:
-		if v.Type.Phys() == types.PhysInt && acc.call.Typ.Phys() == types.PhysInt {
+		if acc.call.Func == plan.AggSum && v.Type.Phys() == types.PhysInt && acc.call.Typ.Phys() == types.PhysInt {
 			s := acc.ints[g] + v.Ints[r]
 			if (v.Ints[r] > 0 && s < acc.ints[g]) || (v.Ints[r] < 0 && s > acc.ints[g]) {
 				return pgerror.New(pgerror.NumericValueOutOfRange, "bigint out of range")
@@ -252,8 +252,6 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 	case plan.AggAvg:
 		if acc.count[g] == 0 {
 			out.AppendNull()
-		} else if acc.call.Arg.Type().Phys() == types.PhysInt {
-			out.AppendFloat(float64(acc.ints[g]) / float64(acc.count[g]))
 		} else {
 			out.AppendFloat(acc.flts[g] / float64(acc.count[g]))
 		}

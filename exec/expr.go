@@ -20,14 +20,18 @@ type evaluator interface {
 
 // compile turns a plan expression into an evaluator. Constant subtrees are
 // folded once here.
-func (e *Env) compile(x plan.Expr) (evaluator, error) {
+func (e *Env) compile(x plan.Expr) (evaluator, error) { return e.compileExpr(x, true) }
+
+func (e *Env) compileExpr(x plan.Expr, fold bool) (evaluator, error) {
 	switch x := x.(type) {
 	case *plan.ColRef:
 		return &colEval{idx: x.Idx}, nil
 	case *plan.Const:
 		return newConstEval(x), nil
 	}
-	if isConstant(x) {
+	if fold && isConstant(x) {
+		// A constant that fails to fold (1/0 in a CASE arm never taken, say)
+		// is left to fail at run time, only if it is reached.
 		if v, err := e.foldConst(x); err == nil {
 			return &constEval{val: v, out: types.NewVec(x.Type(), types.BatchSize)}, nil
 		}
@@ -94,21 +98,7 @@ func (e *Env) foldConst(x plan.Expr) (*types.Vec, error) {
 	return out, nil
 }
 
-func (e *Env) compileNoFold(x plan.Expr) (evaluator, error) {
-	switch x := x.(type) {
-	case *plan.Cast:
-		in, err := e.compileNoFold(x.X)
-		if err != nil {
-			return nil, err
-		}
-		return &castEval{in: in, from: x.X.Type(), out: types.NewVec(x.Typ, 1)}, nil
-	case *plan.Call:
-		if x.Op != plan.OpAnd && x.Op != plan.OpOr {
-			return e.compileCall(x)
-		}
-	}
-	return e.compile(x)
-}
+func (e *Env) compileNoFold(x plan.Expr) (evaluator, error) { return e.compileExpr(x, false) }
 
 type colEval struct{ idx int }
 

@@ -146,7 +146,7 @@ func commonType(a, b types.Type) (types.Type, bool) {
 		return a, true
 	case a.IsNumeric() && b.IsNumeric():
 		if a.IsInteger() && b.IsInteger() {
-			return types.TypInt8, true
+			return numericResult(a, b), true
 		}
 		if a.Kind == types.Float4 && b.Kind == types.Float4 {
 			return types.TypFloat4, true
@@ -170,7 +170,7 @@ func unify(a, b plan.Expr, op string) (plan.Expr, plan.Expr, error) {
 			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 	}
 	// Integers of any width compare directly (all are int64 in a Vec).
-	if t.Kind == types.Int8 && a.Type().IsInteger() && b.Type().IsInteger() {
+	if a.Type().IsInteger() && b.Type().IsInteger() {
 		return a, b, nil
 	}
 	return castExpr(a, t), castExpr(b, t), nil
