@@ -115,16 +115,16 @@ func TestErrorsKeepConnectionUsable(t *testing.T) {
 	defer conn.Close(context.Background())
 	mustExec(t, conn, `CREATE TABLE t (id int PRIMARY KEY, v uint8[2], e vector(2), n text NOT NULL)`)
 	for q, code := range map[string]string{
-		`SELECT * FROM nope`:                            "42P01",
-		`SELECT nope FROM t`:                            "42703",
+		`SELECT * FROM nope`: "42P01",
+		`SELECT nope FROM t`: "42703",
 		`INSERT INTO t VALUES (1, '{1,2}', '[1,2]', 'a'), (1, '{1,2}', '[1,2]', 'b')`: "23505",
-		`INSERT INTO t VALUES (2, '{1,2}', '[1,2]', NULL)`:                           "23502",
-		`SELEC 1`:                                     "42601",
-		`SELECT 'x1'::int`:                            "22P02",
+		`INSERT INTO t VALUES (2, '{1,2}', '[1,2]', NULL)`:                            "23502",
+		`SELEC 1`:          "42601",
+		`SELECT 'x1'::int`: "22P02",
 		`INSERT INTO t VALUES (3, '{1,256}', '[1,2]', 'a')`: "22003",
 		`INSERT INTO t VALUES (3, '{1,2,3}', '[1,2]', 'a')`: "22000",
 		`INSERT INTO t VALUES (3, '{1,2}', '[1,2,3]', 'a')`: "22000",
-		`CREATE INDEX ON t (id)`:                       "0A000",
+		`CREATE INDEX ON t (id)`:                            "0A000",
 	} {
 		_, err := conn.Exec(context.Background(), q)
 		var pe *pgconn.PgError
