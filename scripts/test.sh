@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test.sh is the project's test command: it checks the toolchain, installs
+# what is missing on a Debian machine, then vets and tests every package.
+#
+#   ./scripts/test.sh
+#
+# Environment: GO_TEST_FLAGS adds flags to `go test` (for example "-race" or
+# "-run TestSQLLogic"); SQLLOGIC_FILES and SQLLOGIC_DSN are passed through to
+# the sqllogictest runner (see test/sqllogic).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
+
+# Debian packages the build and the tests need, by the command that shows
+# each is present.
+need_pkgs=()
+command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc libc6-dev)
+command -v git >/dev/null 2>&1 || need_pkgs+=(git)
+command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client-15)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || need_pkgs+=(ca-certificates)
+if [ "${#need_pkgs[@]}" -gt 0 ]; then
+	step "installing ${need_pkgs[*]}"
+	command -v apt-get >/dev/null 2>&1 || die "missing ${need_pkgs[*]} and no apt-get to install them"
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || die "missing ${need_pkgs[*]}; run as root or install them"
+		sudo="sudo"
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
+fi
+
+# Go: use the one on PATH, else the standard install location.
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+command -v go >/dev/null 2>&1 || die "go not found; install Go $(sed -n 's/^go //p' go.mod) or newer (https://go.dev/dl/)"
+step "$(go version)"
+
+# pg_query_go parses with the PostgreSQL grammar through cgo.
+export CGO_ENABLED=1
+
+step "go mod download"
+go mod download
+
+step "go vet ./..."
+go vet ./...
+
+step "go test ./..."
+# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags.
+go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} ./...
+
+step "ok"
