@@ -1,6 +1,10 @@
 package types
 
-import "github.com/deeplaked/deeplaked/pgerror"
+import (
+	"unicode/utf8"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -82,10 +86,6 @@ func unhex(c byte) (byte, bool) {
 // badHexDigit reports the first (possibly multi-byte) character of rest as
 // PostgreSQL does.
 func badHexDigit(rest string) error {
-	n := 1
-	for _, r := range rest {
-		n = len(string(r))
-		break
-	}
+	_, n := utf8.DecodeRuneInString(rest)
 	return pgerror.Newf(pgerror.InvalidParameterValue, "invalid hexadecimal digit: \"%s\"", rest[:n])
 }
