@@ -1,0 +1,233 @@
+package storage
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// ColumnDesc describes one column of a table.
+type ColumnDesc struct {
+	Name    string
+	Type    types.Type
+	NotNull bool
+	// Default is the SQL text of the DEFAULT expression, "" if none.
+	Default string
+	// Serial marks a serial/bigserial column, whose default is NextVal.
+	Serial bool
+}
+
+// TableDesc describes a table. A TableDesc returned by the DB is shared
+// and must not be modified.
+type TableDesc struct {
+	ID      uint64
+	Name    string
+	Columns []ColumnDesc
+	// PrimaryKey holds the column ordinals of the primary key; empty if none.
+	PrimaryKey []int
+}
+
+// ColumnTypes returns the types of the table's columns in order.
+func (t *TableDesc) ColumnTypes() []types.Type {
+	ts := make([]types.Type, len(t.Columns))
+	for i, c := range t.Columns {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+func (t *TableDesc) validate() error {
+	if t.Name == "" {
+		return pgerror.Newf(pgerror.InvalidTableDefinition, "table name is empty")
+	}
+	seen := make(map[string]bool, len(t.Columns))
+	for _, c := range t.Columns {
+		if seen[c.Name] {
+			return pgerror.Newf(pgerror.DuplicateColumn, "column %q specified more than once", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	for _, k := range t.PrimaryKey {
+		if k < 0 || k >= len(t.Columns) {
+			return pgerror.Newf(pgerror.InvalidTableDefinition, "primary key column %d out of range", k)
+		}
+	}
+	return nil
+}
+
+// loadCatalog reads every table descriptor and counts buffered rows.
+func (db *DB) loadCatalog() error {
+	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: tablePrefix, UpperBound: prefixEnd(tablePrefix)})
+	if err != nil {
+		return ioErrorf(err, "reading catalog")
+	}
+	for it.First(); it.Valid(); it.Next() {
+		t := new(TableDesc)
+		if err := json.Unmarshal(it.Value(), t); err != nil {
+			it.Close()
+			return corruptionf("table descriptor %q: %v", it.Key(), err)
+		}
+		ts := &tableState{desc: t}
+		db.tables[t.Name] = ts
+		db.byID[t.ID] = ts
+	}
+	if err := it.Close(); err != nil {
+		return ioErrorf(err, "reading catalog")
+	}
+	for _, ts := range db.byID {
+		lo, hi := sectionSpan(ts.desc.ID, tagRow)
+		it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return ioErrorf(err, "counting buffered rows")
+		}
+		var n int64
+		for it.First(); it.Valid(); it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			return ioErrorf(err, "counting buffered rows")
+		}
+		ts.pending.Store(n)
+	}
+	return nil
+}
+
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// CreateTable adds the table described by desc and assigns desc.ID. If a
+// table of that name exists it returns (false, nil) when ifNotExists and a
+// 42P07 error otherwise. The descriptor is durable when CreateTable returns;
+// the DB keeps desc, so the caller must not modify it afterwards.
+func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err error) {
+	if err := desc.validate(); err != nil {
+		return false, err
+	}
+	db.catMu.Lock()
+	defer db.catMu.Unlock()
+	if _, ok := db.tables[desc.Name]; ok {
+		if ifNotExists {
+			return false, nil
+		}
+		return false, pgerror.Newf(pgerror.DuplicateTable, "relation %q already exists", desc.Name)
+	}
+	id, err := db.alloc(tableIDCounter, 1)
+	if err != nil {
+		return false, err
+	}
+	desc.ID = id
+	data, err := json.Marshal(desc)
+	if err != nil {
+		return false, assertf("encoding descriptor of %q: %v", desc.Name, err)
+	}
+	if err := db.kv.Set(descKey(desc.Name), data, pebble.Sync); err != nil {
+		return false, ioErrorf(err, "creating table %q", desc.Name)
+	}
+	ts := &tableState{desc: desc}
+	db.tables[desc.Name] = ts
+	db.byID[id] = ts
+	return true, nil
+}
+
+// DropTable removes the table name with its rows, key entries, chunk
+// references, sequences and chunk objects. A missing table is (false, nil)
+// when ifExists and a 42P01 error otherwise.
+func (db *DB) DropTable(name string, ifExists bool) (bool, error) {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+	db.catMu.Lock()
+	ts, ok := db.tables[name]
+	if !ok {
+		db.catMu.Unlock()
+		if ifExists {
+			return false, nil
+		}
+		return false, undefinedTable(name)
+	}
+	t := ts.desc
+	b := db.kv.NewBatch()
+	defer b.Close()
+	lo, hi := tableSpan(t.ID)
+	err := b.Delete(descKey(name), nil)
+	if err == nil {
+		err = b.DeleteRange(lo, hi, nil)
+	}
+	for c := range t.Columns {
+		if err == nil {
+			err = b.Delete(seqKey(t.ID, c), nil)
+		}
+	}
+	if err == nil {
+		err = b.Commit(pebble.Sync)
+	}
+	if err != nil {
+		db.catMu.Unlock()
+		return false, ioErrorf(err, "dropping table %q", name)
+	}
+	delete(db.tables, name)
+	delete(db.byID, t.ID)
+	db.catMu.Unlock()
+	for c := range t.Columns {
+		db.forgetCounter(seqKey(t.ID, c))
+	}
+	db.chunks.dropTable(t.ID)
+	// The table is gone from the catalog; its objects are garbage now. A
+	// failure here leaves unreachable objects, not a broken database.
+	ctx := db.ctx()
+	keys, err := db.store.List(ctx, tableObjectPrefix(t.ID))
+	if err == nil {
+		for _, k := range keys {
+			if err = db.store.Delete(ctx, k); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		db.log.Warn("storage: leaving objects of dropped table", "table", name, "err", err)
+	}
+	return true, nil
+}
+
+// Table returns the descriptor of table name, or a 42P01 error.
+func (db *DB) Table(name string) (*TableDesc, error) {
+	db.catMu.RLock()
+	ts, ok := db.tables[name]
+	db.catMu.RUnlock()
+	if !ok {
+		return nil, undefinedTable(name)
+	}
+	return ts.desc, nil
+}
+
+// Tables returns every table, sorted by name.
+func (db *DB) Tables() []*TableDesc {
+	db.catMu.RLock()
+	out := make([]*TableDesc, 0, len(db.tables))
+	for _, ts := range db.tables {
+		out = append(out, ts.desc)
+	}
+	db.catMu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (db *DB) tableByID(id uint64) (*tableState, error) {
+	db.catMu.RLock()
+	ts, ok := db.byID[id]
+	db.catMu.RUnlock()
+	if !ok {
+		return nil, pgerror.Newf(pgerror.UndefinedTable, "table %d was dropped", id)
+	}
+	return ts, nil
+}

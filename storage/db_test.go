@@ -1,0 +1,480 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+func TestRoundTripBufferAndChunks(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("w"))
+	want := rowsOf(wideRows(tbl, 0, 2500))
+	insert(t, db, tbl, wideRows(tbl, 0, 1000))
+	insert(t, db, tbl, wideRows(tbl, 1000, 1500))
+	all := allColumns(len(tbl.Columns))
+
+	check := func(stage string) {
+		t.Helper()
+		got, ids := scanAll(t, db, nil, tbl, all)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: rows differ (got %d rows, want %d)", stage, len(got), len(want))
+		}
+		for i := 1; i < len(ids); i++ {
+			if ids[i] <= ids[i-1] {
+				t.Fatalf("%s: row ids out of order at %d: %v", stage, i, ids[i-1:i+1])
+			}
+		}
+		// A column subset in a different order.
+		sub, _ := scanAll(t, db, nil, tbl, []int{6, 0})
+		for i, r := range sub {
+			if !reflect.DeepEqual(r, []any{want[i][6], want[i][0]}) {
+				t.Fatalf("%s: subset row %d = %v", stage, i, r)
+			}
+		}
+		// No columns, as for count(*).
+		none, _ := scanAll(t, db, nil, tbl, nil)
+		if len(none) != len(want) {
+			t.Fatalf("%s: count scan saw %d rows, want %d", stage, len(none), len(want))
+		}
+	}
+	check("buffered")
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := db.Store().List(context.Background(), "tables/")
+	if len(keys) != 1 {
+		t.Fatalf("chunk objects after flush: %v", keys)
+	}
+	db.chunks.dropTable(tbl.ID) // force reads from the store
+	check("chunked")
+	insert(t, db, tbl, wideRows(tbl, 2500, 10))
+	want = rowsOf(wideRows(tbl, 0, 2510))
+	check("chunked + buffered")
+}
+
+func TestCatalog(t *testing.T) {
+	db := openMem(t, 0)
+	created, err := db.CreateTable(&TableDesc{Name: "a", Columns: []ColumnDesc{{Name: "x", Type: types.TypInt4}}}, false)
+	if err != nil || !created {
+		t.Fatal(created, err)
+	}
+	_, err = db.CreateTable(&TableDesc{Name: "a"}, false)
+	pe := wantCode(t, err, pgerror.DuplicateTable)
+	if pe.Message != `relation "a" already exists` {
+		t.Fatal(pe.Message)
+	}
+	if created, err := db.CreateTable(&TableDesc{Name: "a"}, true); created || err != nil {
+		t.Fatal(created, err)
+	}
+	createTable(t, db, &TableDesc{Name: "0b"})
+	var names []string
+	for _, d := range db.Tables() {
+		names = append(names, d.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"0b", "a"}) {
+		t.Fatal(names)
+	}
+	_, err = db.Table("nope")
+	if pe := wantCode(t, err, pgerror.UndefinedTable); pe.Message != `relation "nope" does not exist` {
+		t.Fatal(pe.Message)
+	}
+	_, err = db.DropTable("nope", false)
+	wantCode(t, err, pgerror.UndefinedTable)
+	if dropped, err := db.DropTable("nope", true); dropped || err != nil {
+		t.Fatal(dropped, err)
+	}
+	_, err = db.CreateTable(&TableDesc{Name: "c", Columns: []ColumnDesc{{Name: "x"}, {Name: "x"}}}, false)
+	wantCode(t, err, pgerror.DuplicateColumn)
+}
+
+func TestDropTable(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, wideRows(tbl, 100, 5))
+	txn := db.Begin() // writes into the table while it is dropped
+	if err := txn.Insert(tbl, wideRows(tbl, 200, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, err := db.DropTable("w", false); !dropped || err != nil {
+		t.Fatal(dropped, err)
+	}
+	wantCode(t, txn.Commit(), pgerror.UndefinedTable)
+	if keys, _ := db.Store().List(context.Background(), ""); len(keys) != 0 {
+		t.Fatalf("objects left: %v", keys)
+	}
+	// A new table of the same name starts empty, with its own key space.
+	tbl2 := createTable(t, db, wideTable("w"))
+	if tbl2.ID == tbl.ID {
+		t.Fatal("table id reused")
+	}
+	if rows, _ := scanAll(t, db, nil, tbl2, []int{0}); len(rows) != 0 {
+		t.Fatalf("new table sees %d rows", len(rows))
+	}
+	insert(t, db, tbl2, wideRows(tbl2, 0, 5)) // no leftover key entries
+}
+
+func TestPrimaryKey(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("items"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+
+	// Against a committed row.
+	txn := db.Begin()
+	err := txn.Insert(tbl, wideRows(tbl, 5, 1))
+	pe := wantCode(t, err, pgerror.UniqueViolation)
+	if pe.Message != `duplicate key value violates unique constraint "items_pkey"` || pe.Detail != "Key (id)=(5) already exists." {
+		t.Fatalf("%q / %q", pe.Message, pe.Detail)
+	}
+	txn.Rollback()
+
+	// Against a row inserted earlier in the same txn, and within one batch.
+	txn = db.Begin()
+	if err := txn.Insert(tbl, wideRows(tbl, 20, 3)); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, txn.Insert(tbl, wideRows(tbl, 21, 1)), pgerror.UniqueViolation)
+	txn.Rollback()
+	b := wideRows(tbl, 30, 1)
+	b.Cols[0].AppendVec(wideRows(tbl, 30, 1).Cols[0]) // make the batch ragged...
+	b = wideRows(tbl, 30, 2)
+	b.Cols[0].Ints[1] = 30
+	txn = db.Begin()
+	wantCode(t, txn.Insert(tbl, b), pgerror.UniqueViolation)
+	txn.Rollback()
+
+	// Concurrent txns: the second to commit loses.
+	t1, t2 := db.Begin(), db.Begin()
+	if err := t1.Insert(tbl, wideRows(tbl, 40, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.Insert(tbl, wideRows(tbl, 40, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := t1.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	pe = wantCode(t, t2.Commit(), pgerror.UniqueViolation)
+	if pe.Detail != "Key (id)=(40) already exists." {
+		t.Fatal(pe.Detail)
+	}
+	if rows, _ := scanAll(t, db, nil, tbl, []int{0}); len(rows) != 11 {
+		t.Fatalf("%d rows, want 11", len(rows))
+	}
+
+	// Delete + insert of the same key in one txn (UPDATE) works, for
+	// buffered and chunked rows.
+	for _, flush := range []bool{false, true} {
+		if flush {
+			if err := db.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, ids := scanAll(t, db, nil, tbl, []int{0})
+		txn = db.Begin()
+		var del []uint64
+		for i, r := range rows {
+			if r[0] == int64(3) {
+				del = append(del, ids[i])
+			}
+		}
+		if err := txn.Delete(tbl, del); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Insert(tbl, wideRows(tbl, 3, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		txn = db.Begin()
+		wantCode(t, txn.Insert(tbl, wideRows(tbl, 3, 1)), pgerror.UniqueViolation)
+		txn.Rollback()
+	}
+}
+
+func TestPrimaryKeyComposite(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, &TableDesc{Name: "kv", Columns: []ColumnDesc{
+		{Name: "k", Type: types.TypText}, {Name: "n", Type: types.TypFloat8}, {Name: "ok", Type: types.TypBool},
+	}, PrimaryKey: []int{0, 1}})
+	row := func(k string, n float64) *types.Batch {
+		b := types.NewBatch(tbl.ColumnTypes(), 1)
+		b.Cols[0].AppendString(k)
+		b.Cols[1].AppendFloat(n)
+		b.Cols[2].AppendBool(true)
+		return b
+	}
+	// Distinct keys that a naive concatenation would confuse.
+	for _, r := range []struct {
+		k string
+		n float64
+	}{{"a", 1}, {"a\x00", 1}, {"", 1}, {"a", 2}, {"a", -1}} {
+		insert(t, db, tbl, row(r.k, r.n))
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	pe := wantCode(t, txn.Insert(tbl, row("a", 2)), pgerror.UniqueViolation)
+	if pe.Detail != "Key (k, n)=(a, 2) already exists." {
+		t.Fatal(pe.Detail)
+	}
+	// -0 equals 0.
+	insert(t, db, tbl, row("z", 0))
+	wantCode(t, txn.Insert(tbl, row("z", negZero())), pgerror.UniqueViolation)
+}
+
+func negZero() float64 {
+	z := 0.0
+	return -z
+}
+
+func TestDelete(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 50))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, wideRows(tbl, 50, 50))
+	rows, ids := scanAll(t, db, nil, tbl, []int{0})
+	// Delete every third row: both chunked (< 50) and buffered ones.
+	var del []uint64
+	var want [][]any
+	for i := range rows {
+		if i%3 == 0 {
+			del = append(del, ids[i])
+		} else {
+			want = append(want, rows[i])
+		}
+	}
+	txn := db.Begin()
+	if err := txn.Delete(tbl, del); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := scanAll(t, db, txn, tbl, []int{0}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("own deletes not visible: %d rows", len(got))
+	}
+	if got, _ := scanAll(t, db, nil, tbl, []int{0}); len(got) != 100 {
+		t.Fatalf("uncommitted deletes visible: %d rows", len(got))
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := scanAll(t, db, nil, tbl, []int{0}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after commit: %d rows", len(got))
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := scanAll(t, db, nil, tbl, []int{0}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after flush: %d rows", len(got))
+	}
+	// Deleted keys are free again.
+	insert(t, db, tbl, wideRows(tbl, 0, 1))
+	insert(t, db, tbl, wideRows(tbl, 99, 1))
+}
+
+func TestRollback(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 5))
+	_, ids := scanAll(t, db, nil, tbl, nil)
+	txn := db.Begin()
+	if err := txn.Insert(tbl, wideRows(tbl, 5, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Delete(tbl, ids[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := scanAll(t, db, txn, tbl, nil); len(got) != 8 {
+		t.Fatalf("txn sees %d rows, want 8", len(got))
+	}
+	txn.Rollback()
+	txn.Rollback()
+	if err := txn.Commit(); err == nil {
+		t.Fatal("commit after rollback succeeded")
+	}
+	got, _ := scanAll(t, db, nil, tbl, allColumns(len(tbl.Columns)))
+	if !reflect.DeepEqual(got, rowsOf(wideRows(tbl, 0, 5))) {
+		t.Fatalf("rollback left %d rows", len(got))
+	}
+	insert(t, db, tbl, wideRows(tbl, 5, 5)) // keys were not kept
+}
+
+func TestRestart(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *DB {
+		db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open()
+	tbl := wideTable("w")
+	tbl.Columns[3].Serial = true
+	tbl.Columns[6].Default = "'x'"
+	createTable(t, db, tbl)
+	createTable(t, db, &TableDesc{Name: "empty"})
+	var seqs []int64
+	for range 3 {
+		v, err := db.NextVal(tbl.ID, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, v)
+	}
+	if !reflect.DeepEqual(seqs, []int64{1, 2, 3}) {
+		t.Fatal(seqs)
+	}
+	insert(t, db, tbl, wideRows(tbl, 0, 300))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, wideRows(tbl, 300, 300))
+	_, ids := scanAll(t, db, nil, tbl, nil)
+	txn := db.Begin()
+	if err := txn.Delete(tbl, []uint64{ids[1], ids[400]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want, wantIDs := scanAll(t, db, nil, tbl, allColumns(len(tbl.Columns)))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = open()
+	defer db.Close()
+	got, err := db.Table("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, tbl) {
+		t.Fatalf("descriptor changed:\n%+v\n%+v", got, tbl)
+	}
+	if names := len(db.Tables()); names != 2 {
+		t.Fatalf("%d tables", names)
+	}
+	rows, rids := scanAll(t, db, nil, got, allColumns(len(tbl.Columns)))
+	if !reflect.DeepEqual(rows, want) || !reflect.DeepEqual(rids, wantIDs) {
+		t.Fatalf("rows after restart: %d, want %d", len(rows), len(want))
+	}
+	if v, err := db.NextVal(tbl.ID, 3); err != nil || v <= 3 {
+		t.Fatalf("nextval after restart = %d, %v", v, err)
+	}
+	insert(t, db, got, wideRows(got, 1000, 1))
+	_, rids = scanAll(t, db, nil, got, nil)
+	if last := rids[len(rids)-1]; last <= wantIDs[len(wantIDs)-1] {
+		t.Fatalf("row id %d reused (previous max %d)", last, wantIDs[len(wantIDs)-1])
+	}
+	txn = db.Begin()
+	defer txn.Rollback()
+	wantCode(t, txn.Insert(got, wideRows(got, 500, 1)), pgerror.UniqueViolation)
+	if err := txn.Insert(got, wideRows(got, 1, 1)); err != nil { // deleted before restart
+		t.Fatal(err)
+	}
+}
+
+// TestScanDuringFlush checks that scans running while background flushes
+// move rows into chunks see every committed row exactly once.
+func TestScanDuringFlush(t *testing.T) {
+	db := openMem(t, 64)
+	tbl := createTable(t, db, &TableDesc{Name: "seq", Columns: []ColumnDesc{
+		{Name: "n", Type: types.TypInt8}, {Name: "s", Type: types.TypText},
+	}})
+	const batches, per = 200, 25
+	var mu sync.Mutex
+	committed := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range batches {
+			b := types.NewBatch(tbl.ColumnTypes(), per)
+			for j := range per {
+				b.Cols[0].AppendInt(int64(i*per + j))
+				b.Cols[1].AppendString(strings.Repeat("x", j))
+			}
+			insert(t, db, tbl, b)
+			mu.Lock()
+			committed += per
+			mu.Unlock()
+		}
+	}()
+	check := func() int {
+		mu.Lock()
+		before := committed
+		mu.Unlock()
+		rows, _ := scanAll(t, db, nil, tbl, []int{0})
+		if len(rows) < before {
+			t.Fatalf("scan saw %d rows, %d were committed before it began", len(rows), before)
+		}
+		for i, r := range rows {
+			if r[0] != int64(i) {
+				t.Fatalf("row %d is %v: rows lost or doubled", i, r[0])
+			}
+		}
+		return len(rows)
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		check()
+	}
+	if n := check(); n != batches*per {
+		t.Fatalf("%d rows, want %d", n, batches*per)
+	}
+	if keys, _ := db.Store().List(context.Background(), ""); len(keys) == 0 {
+		t.Fatal("no background flush happened")
+	}
+}
+
+func TestCorruptChunk(t *testing.T) {
+	store := NewMemStore()
+	db, err := Open(Options{InMemory: true, Store: store, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := store.List(context.Background(), "")
+	store.Corrupt(keys[0], func(b []byte) []byte { b[100] ^= 0x40; return b })
+	txn := db.Begin()
+	defer txn.Rollback()
+	sc, err := txn.Scan(tbl, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	_, _, err = sc.Next()
+	if !errors.Is(err, ErrCorruption) || pgerror.GetCode(err) != pgerror.DataCorrupted {
+		t.Fatalf("err = %v (code %s), want ErrCorruption / XX001", err, pgerror.GetCode(err))
+	}
+	if _, _, err2 := sc.Next(); err2 == nil {
+		t.Fatal("scanner recovered from corruption")
+	}
+}
+
+func TestNextValUnknownTable(t *testing.T) {
+	db := openMem(t, 0)
+	_, err := db.NextVal(42, 0)
+	wantCode(t, err, pgerror.UndefinedTable)
+}

@@ -1,0 +1,32 @@
+package storage
+
+import (
+	"fmt"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// ErrCorruption marks every error caused by stored bytes that fail their
+// checks (bad checksum, impossible lengths, unknown format version). It
+// carries SQLSTATE XX001; match it with errors.Is.
+var ErrCorruption = pgerror.New(pgerror.DataCorrupted, "data corrupted")
+
+// corruptionf returns an XX001 error that wraps ErrCorruption.
+func corruptionf(format string, args ...any) error {
+	return pgerror.Wrapf(ErrCorruption, pgerror.DataCorrupted, format, args...)
+}
+
+// ioErrorf returns a 58030 error wrapping err, for failures of the
+// underlying stores.
+func ioErrorf(err error, format string, args ...any) error {
+	return pgerror.Wrapf(err, pgerror.IOError, format, args...)
+}
+
+func undefinedTable(name string) error {
+	return pgerror.Newf(pgerror.UndefinedTable, "relation %q does not exist", name)
+}
+
+// assertf reports an internal invariant violation (XX000).
+func assertf(format string, args ...any) error {
+	return pgerror.AssertionFailedf("storage: %s", fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,147 @@
+package storage
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Pebble key layout (see docs/storage.md):
+//
+//	m/table/<name>                   table descriptor (JSON)
+//	m/ctr/<name>                     counter high-water mark (uint64 BE)
+//	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
+//	t<table id BE8>c<chunk seq BE8>  chunk reference
+//	t<table id BE8>d<row id BE8>     deletion marker (empty value)
+//	t<table id BE8>k<key bytes>      primary key entry → row id BE8
+//	t<table id BE8>r<row id BE8>     buffered row (row encoding)
+//
+// Every key of a table starts with t<id>, so one iterator over that prefix
+// sees the table's chunk refs, deletion markers and buffered rows at one
+// point in time, and dropping a table is one range deletion.
+const (
+	tagChunk  = 'c'
+	tagDelete = 'd'
+	tagPK     = 'k'
+	tagRow    = 'r'
+)
+
+var (
+	tablePrefix = []byte("m/table/")
+	ctrPrefix   = []byte("m/ctr/")
+	seqPrefix   = []byte("m/seq/")
+)
+
+func descKey(name string) []byte { return append(append([]byte(nil), tablePrefix...), name...) }
+
+func ctrKey(name string) []byte { return append(append([]byte(nil), ctrPrefix...), name...) }
+
+func seqKey(tableID uint64, col int) []byte {
+	k := append(append([]byte(nil), seqPrefix...), make([]byte, 12)...)
+	binary.BigEndian.PutUint64(k[len(seqPrefix):], tableID)
+	binary.BigEndian.PutUint32(k[len(seqPrefix)+8:], uint32(col))
+	return k
+}
+
+// tableSpan returns the bounds [lo, hi) of all of a table's data keys.
+func tableSpan(id uint64) (lo, hi []byte) {
+	lo = binary.BigEndian.AppendUint64([]byte{'t'}, id)
+	hi = binary.BigEndian.AppendUint64([]byte{'t'}, id+1)
+	if id == math.MaxUint64 {
+		hi = []byte{'u'}
+	}
+	return lo, hi
+}
+
+// sectionSpan returns the bounds [lo, hi) of one tag section of a table.
+func sectionSpan(id uint64, tag byte) (lo, hi []byte) {
+	lo = append(binary.BigEndian.AppendUint64([]byte{'t'}, id), tag)
+	hi = append(binary.BigEndian.AppendUint64([]byte{'t'}, id), tag+1)
+	return lo, hi
+}
+
+// appendIDKey appends t<table>tag<id> to dst.
+func appendIDKey(dst []byte, table uint64, tag byte, id uint64) []byte {
+	dst = append(dst, 't')
+	dst = binary.BigEndian.AppendUint64(dst, table)
+	dst = append(dst, tag)
+	return binary.BigEndian.AppendUint64(dst, id)
+}
+
+// idKeyLen is the length of a key made by appendIDKey.
+const idKeyLen = 1 + 8 + 1 + 8
+
+// idFromKey returns the trailing id of a key made by appendIDKey.
+func idFromKey(k []byte) (uint64, bool) {
+	if len(k) != idKeyLen {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[10:]), true
+}
+
+func chunkObjectKey(table, seq uint64) string {
+	return "tables/" + strconv.FormatUint(table, 10) + "/chunks/" + strconv.FormatUint(seq, 10) + ".chunk"
+}
+
+func tableObjectPrefix(table uint64) string {
+	return "tables/" + strconv.FormatUint(table, 10) + "/"
+}
+
+// appendPKKey appends the primary key entry key of row i of b to dst:
+// t<table>k followed by each key column in an order-preserving encoding.
+// Equal SQL values encode to equal bytes (-0 and +0 are one float key, as
+// are all NaNs).
+func appendPKKey(dst []byte, t *TableDesc, b *types.Batch, i int) []byte {
+	dst = append(dst, 't')
+	dst = binary.BigEndian.AppendUint64(dst, t.ID)
+	dst = append(dst, tagPK)
+	for _, c := range t.PrimaryKey {
+		v := b.Cols[c]
+		if v.Nulls[i] {
+			dst = append(dst, 0x00) // NULL sorts first; callers reject it anyway
+			continue
+		}
+		dst = append(dst, 0x01)
+		switch v.Type.Phys() {
+		case types.PhysBool:
+			if v.Bools[i] {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		case types.PhysInt:
+			dst = binary.BigEndian.AppendUint64(dst, uint64(v.Ints[i])^(1<<63))
+		case types.PhysFloat:
+			dst = binary.BigEndian.AppendUint64(dst, orderedFloat(v.Floats[i]))
+		default:
+			// Bytes are escaped so that a value is never a prefix of
+			// another's encoding: 0x00 → 0x00 0xff, terminated by 0x00 0x01.
+			for _, c := range v.Bytes.Get(i) {
+				if c == 0 {
+					dst = append(dst, 0, 0xff)
+				} else {
+					dst = append(dst, c)
+				}
+			}
+			dst = append(dst, 0, 1)
+		}
+	}
+	return dst
+}
+
+// orderedFloat maps a float64 to a uint64 with the same order.
+func orderedFloat(f float64) uint64 {
+	if f == 0 {
+		f = 0 // fold -0 into +0
+	}
+	if math.IsNaN(f) {
+		return math.MaxUint64 // NaN sorts last and equals itself, as in PostgreSQL
+	}
+	u := math.Float64bits(f)
+	if u&(1<<63) != 0 {
+		return ^u
+	}
+	return u | 1<<63
+}

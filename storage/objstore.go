@@ -1,0 +1,306 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ErrNotFound is returned (wrapped) by an ObjectStore when a key holds no
+// object. Match it with errors.Is.
+var ErrNotFound = errors.New("storage: object not found")
+
+// ObjectStore holds immutable objects under flat string keys. It is shaped
+// like S3: keys use '/' only as a naming convention, List matches a plain
+// prefix, and a Put is durable once it returns. The project never makes a
+// key both an object and a prefix of another object's key.
+type ObjectStore interface {
+	// Put stores data under key, replacing any object there.
+	Put(ctx context.Context, key string, data []byte) error
+	// Get returns the whole object.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// GetRange returns n bytes starting at off. It returns fewer bytes
+	// only when the object ends first.
+	GetRange(ctx context.Context, key string, off, n int64) ([]byte, error)
+	// Delete removes the object; deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// List returns the keys that start with prefix, sorted.
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// MemStore is an ObjectStore held in memory, for tests and InMemory
+// databases.
+type MemStore struct {
+	mu   sync.RWMutex
+	objs map[string][]byte
+}
+
+var _ ObjectStore = (*MemStore)(nil)
+
+// NewMemStore returns an empty MemStore.
+func NewMemStore() *MemStore { return &MemStore{objs: make(map[string][]byte)} }
+
+// Put implements ObjectStore.
+func (m *MemStore) Put(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cp := append([]byte(nil), data...)
+	m.mu.Lock()
+	m.objs[key] = cp
+	m.mu.Unlock()
+	return nil
+}
+
+// Get implements ObjectStore.
+func (m *MemStore) Get(ctx context.Context, key string) ([]byte, error) {
+	return m.GetRange(ctx, key, 0, -1)
+}
+
+// GetRange implements ObjectStore. A negative n reads to the end.
+func (m *MemStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	data, ok := m.objs[key]
+	m.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+	}
+	return append([]byte(nil), sliceRange(data, off, n)...), nil
+}
+
+// Delete implements ObjectStore.
+func (m *MemStore) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	delete(m.objs, key)
+	m.mu.Unlock()
+	return nil
+}
+
+// List implements ObjectStore.
+func (m *MemStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	var keys []string
+	for k := range m.objs {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	m.mu.RUnlock()
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Corrupt applies f to the stored bytes of key in place. It exists for
+// fault-injection tests.
+func (m *MemStore) Corrupt(key string, f func([]byte) []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	data, ok := m.objs[key]
+	if ok {
+		m.objs[key] = f(data)
+	}
+	return ok
+}
+
+func sliceRange(data []byte, off, n int64) []byte {
+	if off < 0 || off > int64(len(data)) {
+		return nil
+	}
+	end := int64(len(data))
+	if n >= 0 && off+n < end {
+		end = off + n
+	}
+	return data[off:end]
+}
+
+// DirStore is an ObjectStore in a local directory: key "a/b/c" is the file
+// Dir/a/b/c. Put writes a temporary file, syncs it, renames it into place
+// and syncs the directory, so an object is whole and durable when Put
+// returns.
+type DirStore struct {
+	root string
+}
+
+var _ ObjectStore = (*DirStore)(nil)
+
+// tmpSuffix marks files that a Put has not renamed into place yet.
+const tmpSuffix = ".tmp"
+
+// NewDirStore returns a DirStore rooted at dir, creating it if needed.
+func NewDirStore(dir string) (*DirStore, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating object directory: %w", err)
+	}
+	return &DirStore{root: dir}, nil
+}
+
+func (d *DirStore) path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "..") || strings.HasSuffix(key, tmpSuffix) {
+		return "", fmt.Errorf("invalid object key %q", key)
+	}
+	return filepath.Join(d.root, filepath.FromSlash(key)), nil
+}
+
+// Put implements ObjectStore.
+func (d *DirStore) Put(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("put %q: %w", key, err)
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(p)+".*"+tmpSuffix)
+	if err != nil {
+		return fmt.Errorf("put %q: %w", key, err)
+	}
+	tmp := f.Name()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("put %q: %w", key, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("put %q: syncing directory: %w", key, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Get implements ObjectStore.
+func (d *DirStore) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, d.wrap(key, err)
+	}
+	return data, nil
+}
+
+func (d *DirStore) wrap(key string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("get %q: %w", key, ErrNotFound)
+	}
+	return fmt.Errorf("get %q: %w", key, err)
+}
+
+// GetRange implements ObjectStore. A negative n reads to the end.
+func (d *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	if n < 0 {
+		data, err := d.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		return sliceRange(data, off, n), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, d.wrap(key, err)
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, d.wrap(key, err)
+	}
+	return buf[:m], nil
+}
+
+// Delete implements ObjectStore.
+func (d *DirStore) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// List implements ObjectStore. Temporary files of unfinished Puts are not
+// listed.
+func (d *DirStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	err := filepath.WalkDir(d.root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if e.IsDir() || strings.HasSuffix(p, tmpSuffix) {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		if k := filepath.ToSlash(rel); strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %q: %w", prefix, err)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}

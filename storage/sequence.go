@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// counterBlock is how many values a counter reserves with one synced write.
+// After a crash or restart a counter continues after its last reserved
+// block, so values are never handed out twice (gaps are allowed).
+const counterBlock = 1024
+
+// counter hands out increasing uint64 values starting at 1. Values below
+// limit are reserved on disk; next is the first one not handed out yet.
+type counter struct {
+	key         []byte
+	next, limit uint64
+}
+
+// counterLocked returns the counter stored under key, loading it on first
+// use. db.ctrMu must be held.
+func (db *DB) counterLocked(key []byte) (*counter, error) {
+	if c, ok := db.counters[string(key)]; ok {
+		return c, nil
+	}
+	c := &counter{key: key, next: 1, limit: 1}
+	v, closer, err := db.kv.Get(key)
+	switch {
+	case err == nil:
+		if len(v) != 8 {
+			closer.Close()
+			return nil, corruptionf("counter %q: %d-byte value", key, len(v))
+		}
+		c.limit = binary.BigEndian.Uint64(v)
+		c.next = c.limit
+		closer.Close()
+	case !errors.Is(err, pebble.ErrNotFound):
+		return nil, ioErrorf(err, "reading counter %q", key)
+	}
+	db.counters[string(key)] = c
+	return c, nil
+}
+
+// alloc reserves n consecutive values of the counter under key and returns
+// the first.
+func (db *DB) alloc(key []byte, n uint64) (uint64, error) {
+	db.ctrMu.Lock()
+	defer db.ctrMu.Unlock()
+	c, err := db.counterLocked(key)
+	if err != nil {
+		return 0, err
+	}
+	if c.next > math.MaxInt64-n {
+		return 0, pgerror.Newf(pgerror.DataException, "counter %q exhausted", key)
+	}
+	if c.next+n > c.limit {
+		limit := c.next + n + counterBlock
+		if err := db.kv.Set(key, binary.BigEndian.AppendUint64(nil, limit), pebble.Sync); err != nil {
+			return 0, ioErrorf(err, "reserving counter %q", key)
+		}
+		c.limit = limit
+	}
+	v := c.next
+	c.next += n
+	return v, nil
+}
+
+// forgetCounter drops the cached state of key (after its deletion).
+func (db *DB) forgetCounter(key []byte) {
+	db.ctrMu.Lock()
+	delete(db.counters, string(key))
+	db.ctrMu.Unlock()
+}
+
+// NextVal returns the next value of the sequence behind serial column col
+// of table tableID. Values start at 1 and never repeat, across crashes and
+// restarts too.
+func (db *DB) NextVal(tableID uint64, col int) (int64, error) {
+	db.catMu.RLock()
+	ts, ok := db.byID[tableID]
+	db.catMu.RUnlock()
+	if !ok {
+		return 0, pgerror.Newf(pgerror.UndefinedTable, "relation with OID %d does not exist", tableID)
+	}
+	if col < 0 || col >= len(ts.desc.Columns) {
+		return 0, assertf("sequence column %d out of range for table %q", col, ts.desc.Name)
+	}
+	v, err := db.alloc(seqKey(tableID, col), 1)
+	if err != nil {
+		return 0, fmt.Errorf("nextval for %s.%s: %w", ts.desc.Name, ts.desc.Columns[col].Name, err)
+	}
+	return int64(v), nil
+}
+
+var (
+	rowIDCounter   = ctrKey("rowid")
+	tableIDCounter = ctrKey("table")
+	chunkCounter   = ctrKey("chunk")
+)
