@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -103,6 +104,11 @@ func Open(opts Options) (*DB, error) {
 		return nil, errors.New("storage: Options.Dir is required unless InMemory")
 	}
 	popts := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
+	// Primary key checks are point lookups that mostly miss; bloom filters
+	// answer those without reading data blocks.
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
 	dir := filepath.Join(opts.Dir, "catalog")
 	store := opts.Store
 	if opts.InMemory {

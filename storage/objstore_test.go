@@ -1,0 +1,87 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestObjectStores(t *testing.T) {
+	dir := t.TempDir()
+	ds, err := NewDirStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]ObjectStore{"mem": NewMemStore(), "dir": ds} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			if _, err := s.Get(ctx, "tables/1/a"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("get missing: %v", err)
+			}
+			if _, err := s.GetRange(ctx, "tables/1/a", 0, 1); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("range missing: %v", err)
+			}
+			data := []byte("0123456789")
+			for _, k := range []string{"tables/1/a", "tables/1/b", "tables/2/a", "other"} {
+				if err := s.Put(ctx, k, data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data[0] = 'X' // the store keeps its own copy
+			if got, err := s.Get(ctx, "tables/1/a"); err != nil || string(got) != "0123456789" {
+				t.Fatalf("get = %q, %v", got, err)
+			}
+			for _, tc := range []struct {
+				off, n int64
+				want   string
+			}{{0, 3, "012"}, {7, 10, "789"}, {10, 1, ""}, {4, -1, "456789"}} {
+				got, err := s.GetRange(ctx, "tables/1/a", tc.off, tc.n)
+				if err != nil || !bytes.Equal(got, []byte(tc.want)) {
+					t.Errorf("range(%d, %d) = %q, %v; want %q", tc.off, tc.n, got, err, tc.want)
+				}
+			}
+			keys, err := s.List(ctx, "tables/1/")
+			if err != nil || !reflect.DeepEqual(keys, []string{"tables/1/a", "tables/1/b"}) {
+				t.Fatalf("list = %v, %v", keys, err)
+			}
+			if err := s.Put(ctx, "tables/1/a", []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Get(ctx, "tables/1/a"); string(got) != "new" {
+				t.Fatalf("overwrite: %q", got)
+			}
+			if err := s.Delete(ctx, "tables/1/a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx, "tables/1/a"); err != nil {
+				t.Fatalf("second delete: %v", err)
+			}
+			if _, err := s.Get(ctx, "tables/1/a"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("get deleted: %v", err)
+			}
+			keys, _ = s.List(ctx, "")
+			if !reflect.DeepEqual(keys, []string{"other", "tables/1/b", "tables/2/a"}) {
+				t.Fatalf("list all = %v", keys)
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := s.Put(cctx, "x", nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("put with canceled context: %v", err)
+			}
+		})
+	}
+	// A leftover temporary file of an interrupted Put is not an object.
+	if err := os.WriteFile(filepath.Join(dir, "tables", "2", "b.123"+tmpSuffix), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := ds.List(context.Background(), "tables/2/"); !reflect.DeepEqual(keys, []string{"tables/2/a"}) {
+		t.Fatalf("list with temp file = %v", keys)
+	}
+	if err := ds.Put(context.Background(), "../escape", nil); err == nil {
+		t.Fatal("key escaping the directory accepted")
+	}
+}
