@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/session"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// resultWriter sends statement results as protocol messages. It is reused
+// for every query of its connection.
+type resultWriter struct {
+	c *conn
+	// ncols is the column count of the current row-returning statement, or
+	// -1 when no RowDescription is open.
+	ncols int
+	// rd, names and cc are reused message buffers.
+	rd    pgproto3.RowDescription
+	names []byte
+	cc    pgproto3.CommandComplete
+}
+
+var _ session.ResultWriter = (*resultWriter)(nil)
+
+// reset prepares w for a new query.
+func (w *resultWriter) reset() { w.ncols = -1 }
+
+// WriteColumns sends the RowDescription of a row-returning statement, every
+// column in text format.
+func (w *resultWriter) WriteColumns(cols []session.Column) error {
+	w.names = w.names[:0]
+	for _, col := range cols {
+		w.names = append(w.names, col.Name...)
+	}
+	w.rd.Fields = w.rd.Fields[:0]
+	off := 0
+	for _, col := range cols {
+		name := w.names[off : off+len(col.Name) : off+len(col.Name)]
+		off += len(col.Name)
+		w.rd.Fields = append(w.rd.Fields, pgproto3.FieldDescription{
+			Name:                 name,
+			TableOID:             col.TableOID,
+			TableAttributeNumber: uint16(col.ColumnNum),
+			DataTypeOID:          col.Type.OID(),
+			DataTypeSize:         col.Type.Size(),
+			TypeModifier:         col.Type.Typmod(),
+			Format:               0,
+		})
+	}
+	w.ncols = len(cols)
+	w.c.send(&w.rd)
+	return w.result()
+}
+
+// WriteBatch sends one DataRow per row of b.
+func (w *resultWriter) WriteBatch(b *types.Batch) error {
+	if w.ncols != len(b.Cols) {
+		if w.ncols < 0 {
+			return pgerror.AssertionFailedf("rows written before their columns")
+		}
+		return pgerror.AssertionFailedf("batch has %d columns, RowDescription %d", len(b.Cols), w.ncols)
+	}
+	n := b.Len()
+	for _, v := range b.Cols {
+		if v.Len() < n {
+			return pgerror.AssertionFailedf("column of type %s has %d rows, batch %d", v.Type, v.Len(), n)
+		}
+	}
+	c := w.c
+	for i := 0; i < n; i++ {
+		if c.werr != nil {
+			break
+		}
+		c.wbuf = appendDataRow(c.wbuf, b.Cols, i)
+		c.committed = len(c.wbuf)
+		if len(c.wbuf) >= flushThreshold {
+			_ = c.flush()
+		}
+	}
+	return w.result()
+}
+
+// WriteComplete ends a statement with its command tag.
+func (w *resultWriter) WriteComplete(tag string) error {
+	w.ncols = -1
+	w.cc.CommandTag = append(w.cc.CommandTag[:0], tag...)
+	w.c.send(&w.cc)
+	return w.result()
+}
+
+// WriteEmpty answers an empty query string.
+func (w *resultWriter) WriteEmpty() error {
+	w.ncols = -1
+	w.c.send(&pgproto3.EmptyQueryResponse{})
+	return w.result()
+}
+
+// result flushes if enough is buffered and reports a dead connection as
+// 08006, so the session stops producing rows nobody reads.
+func (w *resultWriter) result() error {
+	if err := w.c.maybeFlush(); err != nil {
+		return pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+// Package wire is deeplaked's PostgreSQL front end: it speaks protocol 3.0
+// to clients on top of pgproto3, runs the startup handshake, and turns each
+// Query message into a call on a Session, writing results as RowDescription,
+// DataRow and CommandComplete messages. It is the one place where an error
+// becomes an ErrorResponse.
+package wire
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/deeplaked/deeplaked/session"
+)
+
+// Engine creates sessions, one per client connection.
+type Engine interface {
+	NewSession(info StartupInfo) (Session, error)
+}
+
+// StartupInfo is what a client said about itself in its StartupMessage.
+type StartupInfo struct {
+	User            string
+	Database        string
+	ApplicationName string
+	// Params holds every parameter of the StartupMessage, user and
+	// database included, except protocol options ("_pq_.*").
+	Params     map[string]string
+	RemoteAddr net.Addr
+}
+
+// Session runs the statements of one client connection. The server calls it
+// from a single goroutine.
+type Session interface {
+	// ExecSimple runs the query string of one simple-protocol Query message
+	// (it may hold several statements), writing each statement's result to
+	// w. It returns the error that ended it, if any; the caller sends the
+	// ErrorResponse.
+	ExecSimple(ctx context.Context, query string, w session.ResultWriter) error
+	// TxStatus returns the transaction status byte for ReadyForQuery.
+	TxStatus() byte
+	// Close releases the session, rolling back any open transaction.
+	Close()
+}
+
+// Options configure a Server.
+type Options struct {
+	// Logger receives connection errors and recovered panics; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxMessageSize bounds the body of one client message; 0 means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+	// StartupTimeout bounds the startup handshake; 0 means
+	// DefaultStartupTimeout.
+	StartupTimeout time.Duration
+}
+
+// Defaults for Options.
+const (
+	DefaultMaxMessageSize = 256 << 20
+	DefaultStartupTimeout = time.Minute
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("wire: server closed")
+
+// Server accepts PostgreSQL connections and serves each on its own goroutine.
+type Server struct {
+	eng     Engine
+	opts    Options
+	logger  *slog.Logger
+	baseCtx context.Context
+	// stop cancels baseCtx: every running query sees it.
+	stop context.CancelFunc
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	keys      cancelKeys
+	handlers  sync.WaitGroup
+}
+
+// NewServer returns a server that creates sessions with eng.
+func NewServer(eng Engine, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if opts.StartupTimeout <= 0 {
+		opts.StartupTimeout = DefaultStartupTimeout
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Server{
+		eng:       eng,
+		opts:      opts,
+		logger:    opts.Logger,
+		baseCtx:   ctx,
+		stop:      stop,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+		keys:      cancelKeys{byPID: make(map[uint32]*conn)},
+	}
+}
+
+// Serve accepts connections on ln until ln is closed or Shutdown is called.
+// It returns nil after Shutdown, ErrServerClosed if called after it, and
+// the accept error otherwise.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			if retryableAccept(err) {
+				// Out of file descriptors and similar: wait and retry, as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.logger.Warn("accept failed; retrying", "err", err, "delay", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.handlers.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Shutdown stops accepting connections and ends the open ones: an idle
+// connection gets a FATAL 57P01 admin_shutdown error and is closed; a
+// running query is canceled and its connection ends the same way once the
+// query returns. Shutdown waits for every connection handler to finish, or
+// until ctx is done, in which case it closes the remaining sockets and
+// returns ctx.Err().
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	for _, c := range conns {
+		c.shutdown()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.stop()
+		return nil
+	case <-ctx.Done():
+		s.stop()
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// retryableAccept reports whether an Accept error is a passing condition
+// rather than a dead listener.
+func retryableAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM)
+}
+
+// removeConn forgets c once its handler is done.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.keys.remove(c)
+	s.handlers.Done()
+}
