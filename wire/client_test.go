@@ -305,13 +305,16 @@ func TestPanicBecomesInternalError(t *testing.T) {
 func TestSessionBugIsInternalError(t *testing.T) {
 	ts := startTestServer(t)
 	conn := connectPgconn(t, ts)
-	_, err := execAll(t, conn, "badbatch")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "XX000" {
-		t.Fatalf("err = %v, want XX000", err)
-	}
-	if _, err := execAll(t, conn, "select 1"); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"badbatch", "select 1; badrow", "badrow"} {
+		_, err := execAll(t, conn, q)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "XX000" {
+			t.Fatalf("%s: err = %v, want XX000", q, err)
+		}
+		// No half-written message reached the client: the stream is intact.
+		if res, err := execAll(t, conn, "select 8"); err != nil || string(res[0].Rows[0][0]) != "8" {
+			t.Fatalf("after %s: %v", q, err)
+		}
 	}
 }
 

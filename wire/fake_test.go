@@ -57,6 +57,7 @@ func (e *fakeEngine) lastInfo() StartupInfo {
 //	begin | commit | rollback | fail   moves the transaction status
 //	sleep           blocks until the context is canceled
 //	badbatch        writes rows before columns (a session bug)
+//	badrow          writes a row whose encoding panics halfway
 type fakeSession struct {
 	eng    *fakeEngine
 	status byte
@@ -162,6 +163,16 @@ func (s *fakeSession) exec(ctx context.Context, stmt string, w session.ResultWri
 		case <-time.After(10 * time.Second):
 			return w.WriteComplete("SLEEP")
 		}
+	case "badrow":
+		// A second column whose values do not match its type: encoding the
+		// row panics after the first value is already in the buffer.
+		if err := w.WriteColumns([]session.Column{{Name: "a", Type: types.TypInt4}, {Name: "b", Type: types.TypInt4}}); err != nil {
+			return err
+		}
+		b := types.NewBatch([]types.Type{types.TypInt4, types.TypInt4}, 1)
+		b.Cols[0].AppendInt(1)
+		b.Cols[1].AppendString("not an int")
+		return w.WriteBatch(b)
 	case "badbatch":
 		return w.WriteBatch(types.NewBatch([]types.Type{types.TypInt4}, 1))
 	}
