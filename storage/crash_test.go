@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 func crashTable() *TableDesc {
 	return &TableDesc{Name: "acked", Columns: []ColumnDesc{
-		{Name: "id", Type: types.TypInt8}, {Name: "payload", Type: types.TypText},
+		{Name: "id", Type: types.TypInt8, Serial: true}, {Name: "payload", Type: types.TypText},
 	}, PrimaryKey: []int{0}}
 }
 
@@ -48,11 +48,18 @@ func crashChild(dir string) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
+		// The id comes from the serial sequence: values 1, 2, ... map to rows 0, 1, ...
+		v, err := db.NextVal(tbl.ID, 0)
+		if err != nil || v != int64(i)+1 {
+			fmt.Fprintln(out, "error nextval", v, err)
+			out.Flush()
+			return
+		}
 		b := types.NewBatch(tbl.ColumnTypes(), 1)
-		b.Cols[0].AppendInt(int64(i))
+		b.Cols[0].AppendInt(v - 1)
 		b.Cols[1].AppendString(strings.Repeat("p", i%50))
 		txn := db.Begin()
-		err := txn.Insert(tbl, b)
+		err = txn.Insert(tbl, b)
 		if err == nil {
 			err = txn.Commit()
 		}
@@ -136,6 +143,9 @@ func TestCrash(t *testing.T) {
 		if r[0] != int64(i) || r[1] != strings.Repeat("p", i%50) {
 			t.Fatalf("row %d = %v", i, r)
 		}
+	}
+	if v, err := db.NextVal(tbl.ID, 0); err != nil || v <= int64(len(rows)) {
+		t.Fatalf("nextval after crash = %d, %v; %d values were handed out", v, err, len(rows))
 	}
 	keys, _ := db.Store().List(context.Background(), "")
 	t.Logf("%d rows acknowledged, %d present, %d chunk objects", acked+1, len(rows), len(keys))

@@ -158,6 +158,9 @@ func (db *DB) Close() error {
 	}
 	close(db.stop)
 	<-db.done
+	if err := db.releaseCounters(); err != nil {
+		db.log.Warn("storage: keeping reserved counter blocks", "err", err)
+	}
 	if err := db.kv.Close(); err != nil {
 		return fmt.Errorf("storage: closing pebble: %w", err)
 	}

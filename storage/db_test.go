@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
@@ -371,8 +372,8 @@ func TestRestart(t *testing.T) {
 	if !reflect.DeepEqual(rows, want) || !reflect.DeepEqual(rids, wantIDs) {
 		t.Fatalf("rows after restart: %d, want %d", len(rows), len(want))
 	}
-	if v, err := db.NextVal(tbl.ID, 3); err != nil || v <= 3 {
-		t.Fatalf("nextval after restart = %d, %v", v, err)
+	if v, err := db.NextVal(tbl.ID, 3); err != nil || v != 4 {
+		t.Fatalf("nextval after a clean restart = %d, %v; want 4", v, err)
 	}
 	insert(t, db, got, wideRows(got, 1000, 1))
 	_, rids = scanAll(t, db, nil, got, nil)
@@ -410,6 +411,7 @@ func TestScanDuringFlush(t *testing.T) {
 			mu.Lock()
 			committed += per
 			mu.Unlock()
+			time.Sleep(100 * time.Microsecond) // let flushes interleave
 		}
 	}()
 	check := func() int {
@@ -427,6 +429,22 @@ func TestScanDuringFlush(t *testing.T) {
 		}
 		return len(rows)
 	}
+	// Explicit flushes race with the background flusher as well.
+	flushed := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				flushed <- nil
+				return
+			default:
+			}
+			if err := db.Flush(context.Background()); err != nil {
+				flushed <- err
+				return
+			}
+		}
+	}()
 	for running := true; running; {
 		select {
 		case <-done:
@@ -435,11 +453,20 @@ func TestScanDuringFlush(t *testing.T) {
 		}
 		check()
 	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
 	if n := check(); n != batches*per {
 		t.Fatalf("%d rows, want %d", n, batches*per)
 	}
-	if keys, _ := db.Store().List(context.Background(), ""); len(keys) == 0 {
-		t.Fatal("no background flush happened")
+	if keys, _ := db.Store().List(context.Background(), ""); len(keys) < 2 {
+		t.Fatalf("only %d chunks written", len(keys))
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := check(); n != batches*per {
+		t.Fatalf("after final flush: %d rows, want %d", n, batches*per)
 	}
 }
 

@@ -102,3 +102,25 @@ var (
 	tableIDCounter = ctrKey("table")
 	chunkCounter   = ctrKey("chunk")
 )
+
+// releaseCounters gives back the unused part of each reserved block, so
+// that after a clean shutdown counters continue without a gap. After a
+// crash they continue after the reserved block instead.
+func (db *DB) releaseCounters() error {
+	db.ctrMu.Lock()
+	defer db.ctrMu.Unlock()
+	b := db.kv.NewBatch()
+	defer b.Close()
+	for _, c := range db.counters {
+		if c.next < c.limit {
+			if err := b.Set(c.key, binary.BigEndian.AppendUint64(nil, c.next), nil); err != nil {
+				return err
+			}
+			c.limit = c.next
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	return b.Commit(pebble.Sync)
+}
