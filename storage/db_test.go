@@ -146,9 +146,7 @@ func TestPrimaryKey(t *testing.T) {
 	}
 	wantCode(t, txn.Insert(tbl, wideRows(tbl, 21, 1)), pgerror.UniqueViolation)
 	txn.Rollback()
-	b := wideRows(tbl, 30, 1)
-	b.Cols[0].AppendVec(wideRows(tbl, 30, 1).Cols[0]) // make the batch ragged...
-	b = wideRows(tbl, 30, 2)
+	b := wideRows(tbl, 30, 2)
 	b.Cols[0].Ints[1] = 30
 	txn = db.Begin()
 	wantCode(t, txn.Insert(tbl, b), pgerror.UniqueViolation)
