@@ -362,10 +362,14 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 		}
 	case plan.OpLength:
 		x := c.vals[0]
+		octets := x.Type.Kind == types.Bytea
 		for i := 0; i < n; i++ {
-			if x.Nulls[i] {
+			switch {
+			case x.Nulls[i]:
 				out.AppendNull()
-			} else {
+			case octets:
+				out.AppendInt(int64(len(x.GetBytes(i))))
+			default:
 				out.AppendInt(int64(utf8.RuneCount(x.GetBytes(i))))
 			}
 		}
@@ -645,9 +649,13 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		return types.AppendParsed(out, string(x.GetBytes(i)))
 	case to.IsTextual():
 		var s []byte
-		if from.Phys() == types.PhysBytes && (from.IsTextual() || from.Kind == types.Unknown) {
+		switch {
+		case from.Phys() == types.PhysBytes && (from.IsTextual() || from.Kind == types.Unknown):
 			s = x.GetBytes(i)
-		} else {
+		case from.Kind == types.Bool:
+			// bool's output form is t/f, but its cast to text spells the word.
+			s = boolWords[btoi(x.Bools[i])]
+		default:
 			c.buf = types.AppendText(c.buf[:0], x, i)
 			s = c.buf
 		}
@@ -751,6 +759,15 @@ func fixedBytes(t types.Type) int {
 		}
 	}
 	return -1
+}
+
+var boolWords = [2][]byte{[]byte("false"), []byte("true")}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var _ = strconv.Itoa

@@ -539,7 +539,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 			return nil, err
 		}
 		args[0] = resolveUnknown(args[0])
-		if !args[0].Type().IsTextual() {
+		// length(bytea) counts octets; the others take text only.
+		octets := f.Name == "length" && args[0].Type().Kind == types.Bytea
+		if !args[0].Type().IsTextual() && !octets {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, args[0].Type())
 		}
 		switch f.Name {
