@@ -18,6 +18,9 @@ type ColumnDesc struct {
 	Default string
 	// Serial marks a serial/bigserial column, whose default is NextVal.
 	Serial bool
+	// Compression is the column's chunk compression ("none", "zstd",
+	// "lz4", "s2"); "" means the table's default.
+	Compression string `json:",omitempty"`
 }
 
 // TableDesc describes a table. A TableDesc returned by the DB is shared
@@ -28,7 +31,29 @@ type TableDesc struct {
 	Columns []ColumnDesc
 	// PrimaryKey holds the column ordinals of the primary key; empty if none.
 	PrimaryKey []int
+	// Options are the storage parameters of CREATE TABLE ... WITH (...).
+	Options TableOptions
 }
+
+// TableOptions are a table's storage parameters. Zero values mean the
+// defaults.
+type TableOptions struct {
+	// ChunkSize is the target size in bytes of a column chunk before
+	// compression (WITH (chunk_size = '16MB')); 0 means DefaultChunkSize.
+	ChunkSize int64 `json:",omitempty"`
+	// Compression is the default compression of the table's columns
+	// (WITH (compression = zstd)); "" means DefaultCompression.
+	Compression string `json:",omitempty"`
+}
+
+// DefaultChunkSize is the target size of a column chunk before compression.
+const DefaultChunkSize = 8 << 20
+
+// DefaultCompression is the compression of columns that name none.
+const DefaultCompression = "lz4"
+
+// Compressions are the accepted compression names.
+var Compressions = []string{"none", "zstd", "lz4", "s2"}
 
 // ColumnTypes returns the types of the table's columns in order.
 func (t *TableDesc) ColumnTypes() []types.Type {

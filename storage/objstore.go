@@ -16,6 +16,10 @@ import (
 // object. Match it with errors.Is.
 var ErrNotFound = errors.New("storage: object not found")
 
+// ErrExists is returned (wrapped) by PutIfAbsent when key already holds an
+// object. Match it with errors.Is.
+var ErrExists = errors.New("storage: object already exists")
+
 // ObjectStore holds immutable objects under flat string keys. It is shaped
 // like S3: keys use '/' only as a naming convention, List matches a plain
 // prefix, and a Put is durable once it returns. The project never makes a
@@ -23,6 +27,11 @@ var ErrNotFound = errors.New("storage: object not found")
 type ObjectStore interface {
 	// Put stores data under key, replacing any object there.
 	Put(ctx context.Context, key string, data []byte) error
+	// PutIfAbsent stores data under key only if no object is there; if
+	// one is, it returns an error wrapping ErrExists and changes nothing.
+	// Of several concurrent PutIfAbsent calls on one key, exactly one
+	// succeeds. Version commits rely on it.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
 	// Get returns the whole object.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// GetRange returns n bytes starting at off. It returns fewer bytes
@@ -55,6 +64,21 @@ func (m *MemStore) Put(ctx context.Context, key string, data []byte) error {
 	m.mu.Lock()
 	m.objs[key] = cp
 	m.mu.Unlock()
+	return nil
+}
+
+// PutIfAbsent implements ObjectStore.
+func (m *MemStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cp := append([]byte(nil), data...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.objs[key]; ok {
+		return fmt.Errorf("put %q: %w", key, ErrExists)
+	}
+	m.objs[key] = cp
 	return nil
 }
 
@@ -158,6 +182,16 @@ func (d *DirStore) path(key string) (string, error) {
 
 // Put implements ObjectStore.
 func (d *DirStore) Put(ctx context.Context, key string, data []byte) error {
+	return d.put(ctx, key, data, false)
+}
+
+// PutIfAbsent implements ObjectStore: the temporary file is hard-linked to
+// the key's path, which fails atomically if the path exists.
+func (d *DirStore) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	return d.put(ctx, key, data, true)
+}
+
+func (d *DirStore) put(ctx context.Context, key string, data []byte, ifAbsent bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -180,7 +214,15 @@ func (d *DirStore) Put(ctx context.Context, key string, data []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case ifAbsent:
+		err = os.Link(tmp, p)
+		_ = os.Remove(tmp)
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("put %q: %w", key, ErrExists)
+		}
+	default:
 		err = os.Rename(tmp, p)
 	}
 	if err != nil {
