@@ -1,0 +1,494 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deeplaked/deeplaked/internal/s3test"
+	"github.com/deeplaked/deeplaked/storage"
+)
+
+// proxyAction is what faultProxy does with one request.
+type proxyAction int
+
+const (
+	forward      proxyAction = iota
+	reject503                // answer 503 SlowDown without forwarding
+	reject400                // answer 400 InvalidRequest without forwarding
+	loseReply                // forward, then answer 500 as if the reply was lost
+	truncateBody             // forward, then send half of the reply's body
+)
+
+// faultProxy sits between an S3Store and versitygw, records the requests
+// and misbehaves on those its rule picks: the faults a network and a busy
+// S3 produce, which no wrapper above the SDK can imitate.
+type faultProxy struct {
+	rp  *httputil.ReverseProxy
+	URL string
+
+	mu   sync.Mutex
+	rule func(r *http.Request) proxyAction
+	seen []string // "<op> <status>" of each request
+}
+
+func newFaultProxy(t *testing.T, gw *s3test.Server) *faultProxy {
+	target, err := url.Parse(gw.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{rp: httputil.NewSingleHostReverseProxy(target)}
+	p.rp.ErrorLog = log.New(io.Discard, "", 0) // aborted requests are expected
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	return p
+}
+
+// requestOp names an S3 request by method and the query that tells the
+// operations apart.
+func requestOp(r *http.Request) string {
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodPut && q.Has("partNumber"):
+		return "UploadPart"
+	case r.Method == http.MethodPost && q.Has("uploads"):
+		return "CreateMultipartUpload"
+	case r.Method == http.MethodPost && q.Has("uploadId"):
+		return "CompleteMultipartUpload"
+	case r.Method == http.MethodDelete && q.Has("uploadId"):
+		return "AbortMultipartUpload"
+	case r.Method == http.MethodGet && q.Get("list-type") == "2":
+		return "ListObjectsV2"
+	}
+	return r.Method
+}
+
+func (p *faultProxy) setRule(rule func(r *http.Request) proxyAction) {
+	p.mu.Lock()
+	p.rule = rule
+	p.mu.Unlock()
+}
+
+// requests returns the log and clears it.
+func (p *faultProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := p.seen
+	p.seen = nil
+	return seen
+}
+
+// countOf counts the entries of reqs that are entry or start with it and
+// a space.
+func countOf(reqs []string, entry string) int {
+	n := 0
+	for _, e := range reqs {
+		if e == entry || strings.HasPrefix(e, entry+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	act := forward
+	if p.rule != nil {
+		act = p.rule(r)
+	}
+	p.mu.Unlock()
+	op := requestOp(r)
+	if r.Header.Get("If-None-Match") == "*" {
+		op += "-IfNoneMatch"
+	}
+	record := func(status int) {
+		p.mu.Lock()
+		p.seen = append(p.seen, fmt.Sprintf("%s %d", op, status))
+		p.mu.Unlock()
+	}
+	switch act {
+	case reject503, reject400:
+		status, code := http.StatusServiceUnavailable, "SlowDown"
+		if act == reject400 {
+			status, code = http.StatusBadRequest, "InvalidRequest"
+		}
+		record(status)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected by the test</Message></Error>", code)
+		return
+	case forward:
+		rec := &statusRecorder{ResponseWriter: w}
+		p.rp.ServeHTTP(rec, r)
+		record(rec.status)
+		return
+	}
+	rec := httptest.NewRecorder()
+	p.rp.ServeHTTP(rec, r)
+	record(rec.Code)
+	if act == loseReply {
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, "<Error><Code>InternalError</Code><Message>reply lost by the test</Message></Error>")
+		return
+	}
+	body := rec.Body.Bytes()
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body[:len(body)/2]) // the server closes the short connection
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// proxiedStore returns an S3Store on a fresh bucket whose requests pass
+// through p.
+func proxiedStore(t *testing.T, gw *s3test.Server, p *faultProxy, edit ...func(*storage.S3Options)) *storage.S3Store {
+	return gw.NewStore(t, append([]func(*storage.S3Options){func(o *storage.S3Options) {
+		o.Endpoint = p.URL
+		o.MaxBackoff = 50 * time.Millisecond
+	}}, edit...)...)
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// nthOf returns a rule that applies act to the first times requests
+// named op (a requestOp, optionally with "-IfNoneMatch").
+func nthOf(op string, times int, act proxyAction) func(*http.Request) proxyAction {
+	seen := 0
+	return func(r *http.Request) proxyAction {
+		name := requestOp(r)
+		if r.Header.Get("If-None-Match") == "*" {
+			name += "-IfNoneMatch"
+		}
+		if name != op || seen >= times {
+			return forward
+		}
+		seen++
+		return act
+	}
+}
+
+func TestS3StoreMultipart(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) {
+		o.MultipartThreshold = 5 << 20
+		o.PartSize = 5 << 20
+		o.Concurrency = 3
+	})
+	ctx := context.Background()
+	data := randomBytes(12<<20+123, 1) // three parts, the last one short
+	p.requests()
+	if err := s.Put(ctx, "big", data); err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.requests()
+	if countOf(reqs, "UploadPart 200") != 3 || countOf(reqs, "CompleteMultipartUpload 200") != 1 || countOf(reqs, "PUT") != 0 {
+		t.Fatalf("a 12 MiB put with a 5 MiB threshold made requests %q; want 3 parts", reqs)
+	}
+	if got, err := s.Get(ctx, "big"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get = %d bytes, %v; want the %d bytes put", len(got), err, len(data))
+	}
+	off := int64(5<<20 - 10) // across the first part boundary
+	if got, err := s.GetRange(ctx, "big", off, 20); err != nil || !bytes.Equal(got, data[off:off+20]) {
+		t.Fatalf("range across parts = %x, %v", got, err)
+	}
+	p.requests()
+	if err := s.Put(ctx, "small", data[:5<<20]); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := p.requests(); !slices.Equal(reqs, []string{"PUT 200"}) {
+		t.Fatalf("a put at the threshold made requests %q; want one PUT", reqs)
+	}
+
+	// Conditional multipart writes.
+	if err := s.PutIfAbsent(ctx, "big-once", data); err != nil {
+		t.Fatal(err)
+	}
+	other := randomBytes(6<<20, 2)
+	if err := s.PutIfAbsent(ctx, "big-once", other); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("second multipart put-if-absent: %v, want ErrExists", err)
+	}
+	if reqs := p.requests(); countOf(reqs, "AbortMultipartUpload 204") != 1 {
+		t.Fatalf("the refused upload was not aborted: %q", reqs)
+	}
+	if got, err := s.Get(ctx, "big-once"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get after refused put = %d bytes, %v; want the first object", len(got), err)
+	}
+}
+
+func TestS3StoreMultipartAbortsOnFailure(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) {
+		o.MultipartThreshold = 5 << 20
+		o.PartSize = 5 << 20
+	})
+	p.setRule(func(r *http.Request) proxyAction {
+		if requestOp(r) == "UploadPart" && r.URL.Query().Get("partNumber") == "2" {
+			return reject400
+		}
+		return forward
+	})
+	err := s.Put(context.Background(), "tables/1/big", randomBytes(11<<20, 3))
+	if err == nil || !strings.Contains(err.Error(), `"tables/1/big"`) || !strings.Contains(err.Error(), "part 2") {
+		t.Fatalf("put with a failing part: %v; want an error naming the key and the part", err)
+	}
+	if reqs := p.requests(); countOf(reqs, "AbortMultipartUpload 204") != 1 || countOf(reqs, "CompleteMultipartUpload") != 0 {
+		t.Fatalf("requests %q; want the upload aborted, not completed", reqs)
+	}
+	if _, err := s.Get(context.Background(), "tables/1/big"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("get after a failed put: %v", err)
+	}
+}
+
+func TestS3StorePagedList(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.Prefix = "db" })
+	ctx := context.Background()
+	const n = 1234
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("tables/7/chunks/%05d", i))
+	}
+	keys := make(chan string)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				if err := s.Put(ctx, k, []byte(k)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for _, i := range rand.New(rand.NewPCG(4, 4)).Perm(n) {
+		keys <- want[i]
+	}
+	close(keys)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "tables/70/x", nil); err != nil {
+		t.Fatal(err)
+	}
+	p.requests()
+	got, err := s.List(ctx, "tables/7/")
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("list = %d keys (%v), want %d sorted keys without the prefix", len(got), err, n)
+	}
+	if reqs := p.requests(); countOf(reqs, "ListObjectsV2 200") < 2 {
+		t.Fatalf("list of %d keys made requests %q; want several pages", n, reqs)
+	}
+	if got, err := s.List(ctx, "tables/7/chunks/0012"); err != nil || !slices.Equal(got, want[120:130]) {
+		t.Fatalf("list of a narrower prefix = %q, %v", got, err)
+	}
+}
+
+func TestS3StorePrefixes(t *testing.T) {
+	gw := s3test.Start(t)
+	ctx := context.Background()
+	bucket := gw.NewBucketName()
+	open := func(prefix string) *storage.S3Store {
+		o := gw.Options(bucket)
+		o.Prefix = prefix
+		s, err := storage.NewS3Store(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b, root := open("/srv/a/"), open("srv/b"), open("")
+	if a.Prefix() != "srv/a/" || root.Prefix() != "" {
+		t.Fatalf("prefixes %q, %q", a.Prefix(), root.Prefix())
+	}
+	for _, s := range []*storage.S3Store{a, b} {
+		if err := s.Put(ctx, "k", []byte(s.Prefix())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := a.Get(ctx, "k"); err != nil || string(got) != "srv/a/" {
+		t.Fatalf("a.get = %q, %v", got, err)
+	}
+	if keys, err := b.List(ctx, ""); err != nil || !slices.Equal(keys, []string{"k"}) {
+		t.Fatalf("b.list = %q, %v", keys, err)
+	}
+	if keys, err := root.List(ctx, ""); err != nil || !slices.Equal(keys, []string{"srv/a/k", "srv/b/k"}) {
+		t.Fatalf("the bucket holds %q, %v; want the keys under their prefixes", keys, err)
+	}
+}
+
+func TestS3StoreRetries(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p)
+	ctx := context.Background()
+	failFirst := func(op string) {
+		p.setRule(nthOf(op, 2, reject503))
+		p.requests()
+	}
+	failFirst("PUT")
+	if err := s.Put(ctx, "k", []byte("value")); err != nil {
+		t.Fatalf("put through two 503s: %v", err)
+	}
+	failFirst("GET")
+	if got, err := s.Get(ctx, "k"); err != nil || string(got) != "value" {
+		t.Fatalf("get through two 503s = %q, %v", got, err)
+	}
+	failFirst("ListObjectsV2")
+	if keys, err := s.List(ctx, ""); err != nil || !slices.Equal(keys, []string{"k"}) {
+		t.Fatalf("list through two 503s = %q, %v", keys, err)
+	}
+	failFirst("DELETE")
+	if err := s.Delete(ctx, "k"); err != nil {
+		t.Fatalf("delete through two 503s: %v", err)
+	}
+	if reqs := p.requests(); !slices.Equal(reqs, []string{"DELETE 503", "DELETE 503", "DELETE 204"}) {
+		t.Fatalf("delete made requests %q", reqs)
+	}
+
+	p.setRule(func(*http.Request) proxyAction { return reject503 })
+	err := s.Put(ctx, "k2", []byte("v"))
+	if err == nil || !strings.Contains(err.Error(), `"k2"`) {
+		t.Fatalf("put against a server that always fails: %v; want an error naming the key", err)
+	}
+	if n := countOf(p.requests(), "PUT"); n != storage.DefaultS3MaxAttempts {
+		t.Fatalf("put made %d attempts, want %d", n, storage.DefaultS3MaxAttempts)
+	}
+	p.setRule(func(*http.Request) proxyAction { return reject400 })
+	if err := s.Put(ctx, "k3", []byte("v")); err == nil {
+		t.Fatal("put refused with 400 succeeded")
+	}
+	if n := countOf(p.requests(), "PUT"); n != 1 {
+		t.Fatalf("a 400 was retried: %d attempts", n)
+	}
+}
+
+// TestS3StorePutIfAbsentLostReply checks that a conditional write whose
+// reply is lost, and whose retry is then refused by the write itself,
+// reports success; and that a refusal by another writer's object still
+// reports ErrExists.
+func TestS3StorePutIfAbsentLostReply(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) {
+		o.MultipartThreshold = 5 << 20
+		o.PartSize = 5 << 20
+	})
+	ctx := context.Background()
+
+	p.setRule(nthOf("PUT-IfNoneMatch", 1, loseReply))
+	p.requests()
+	if err := s.PutIfAbsent(ctx, "v/1", []byte("mine")); err != nil {
+		t.Fatalf("put-if-absent with a lost reply: %v", err)
+	}
+	if reqs := p.requests(); !slices.Equal(reqs, []string{"PUT-IfNoneMatch 200", "PUT-IfNoneMatch 412", "GET 200"}) {
+		t.Fatalf("requests %q; want the write, then a retry refused by it, then a read-back", reqs)
+	}
+
+	if err := s.Put(ctx, "v/2", []byte("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	p.setRule(nthOf("PUT-IfNoneMatch", 1, reject503))
+	if err := s.PutIfAbsent(ctx, "v/2", []byte("mine")); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("put-if-absent on another writer's object after a 503: %v, want ErrExists", err)
+	}
+	if got, _ := s.Get(ctx, "v/2"); string(got) != "theirs" {
+		t.Fatalf("object = %q, want theirs", got)
+	}
+
+	big := randomBytes(6<<20, 5)
+	p.setRule(nthOf("CompleteMultipartUpload-IfNoneMatch", 1, loseReply))
+	p.requests()
+	if err := s.PutIfAbsent(ctx, "v/3", big); err != nil {
+		t.Fatalf("multipart put-if-absent with a lost reply: %v", err)
+	}
+	if reqs := p.requests(); countOf(reqs, "CompleteMultipartUpload-IfNoneMatch") != 2 {
+		t.Fatalf("requests %q; want the completion retried", reqs)
+	}
+	if got, err := s.Get(ctx, "v/3"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("get = %d bytes, %v", len(got), err)
+	}
+}
+
+func TestS3StoreShortBody(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.MaxAttempts = 3 })
+	ctx := context.Background()
+	data := randomBytes(64<<10, 6)
+	if err := s.Put(ctx, "k", data); err != nil {
+		t.Fatal(err)
+	}
+	p.setRule(nthOf("GET", 1, truncateBody))
+	if got, err := s.GetRange(ctx, "k", 100, 50000); err != nil || !bytes.Equal(got, data[100:50100]) {
+		t.Fatalf("range with a body cut once = %d bytes, %v; want it read again", len(got), err)
+	}
+	p.setRule(func(*http.Request) proxyAction { return truncateBody })
+	p.requests()
+	if got, err := s.Get(ctx, "k"); err == nil || !strings.Contains(err.Error(), `"k"`) {
+		t.Fatalf("get with every body cut = %d bytes, %v; want an error naming the key", len(got), err)
+	}
+	if n := countOf(p.requests(), "GET"); n != 3 {
+		t.Fatalf("%d attempts, want 3", n)
+	}
+}
+
+func TestS3StoreBadCredentials(t *testing.T) {
+	gw := s3test.Start(t)
+	o := gw.Options(gw.NewBucketName())
+	o.SecretKey = "wrong"
+	o.MaxAttempts = 1
+	if _, err := storage.NewS3Store(context.Background(), o); err == nil || !strings.Contains(err.Error(), o.Bucket) {
+		t.Fatalf("open with a wrong secret: %v; want an error naming the bucket", err)
+	}
+	if _, err := storage.NewS3Store(context.Background(), storage.S3Options{}); err == nil {
+		t.Fatal("open without a bucket succeeded")
+	}
+}
