@@ -47,6 +47,18 @@ export CGO_ENABLED=1
 step "go mod download"
 go mod download
 
+# versitygw is the S3-compatible server the S3 tests start on 127.0.0.1
+# (internal/s3test). Installed once into the cache, reinstalled when the
+# version there is another.
+versitygw_version=v1.8.0
+versitygw_bin="$HOME/.cache/deeplaked/bin/versitygw"
+versitygw_mods="$(go version -m "$versitygw_bin" 2>/dev/null || true)"
+if ! grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+${versitygw_version}([[:space:]]|\$)" <<<"$versitygw_mods"; then
+	step "installing versitygw $versitygw_version"
+	GOBIN="$(dirname "$versitygw_bin")" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+fi
+export DEEPLAKED_VERSITYGW="$versitygw_bin"
+
 step "go vet ./..."
 go vet ./...
 
