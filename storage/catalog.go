@@ -46,6 +46,29 @@ type TableOptions struct {
 	Compression string `json:",omitempty"`
 }
 
+func (t *TableDesc) chunkSize() int64 {
+	if t.Options.ChunkSize > 0 {
+		return t.Options.ChunkSize
+	}
+	return DefaultChunkSize
+}
+
+// columnCompression returns the compression of column c.
+func (t *TableDesc) columnCompression(c int) Compression {
+	name := t.Columns[c].Compression
+	if name == "" {
+		name = t.Options.Compression
+	}
+	if name == "" {
+		name = DefaultCompression
+	}
+	comp, err := ParseCompression(name)
+	if err != nil {
+		return CompressionNone
+	}
+	return comp
+}
+
 // DefaultChunkSize is the target size of a column chunk before compression.
 const DefaultChunkSize = 8 << 20
 
@@ -116,6 +139,11 @@ func (db *DB) loadCatalog() error {
 			return ioErrorf(err, "counting buffered rows")
 		}
 		ts.pending.Store(n)
+		h, err := headVersion(db.kv, ts.desc.ID)
+		if err != nil {
+			return err
+		}
+		ts.head, ts.baseHead = h, h
 	}
 	return nil
 }
@@ -206,7 +234,6 @@ func (db *DB) DropTable(name string, ifExists bool) (bool, error) {
 	for c := range t.Columns {
 		db.forgetCounter(seqKey(t.ID, c))
 	}
-	db.chunks.dropTable(t.ID)
 	// The table is gone from the catalog; its objects are garbage now. A
 	// failure here leaves unreachable objects, not a broken database.
 	ctx := db.ctx()

@@ -12,7 +12,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -37,7 +39,17 @@ type Options struct {
 	Logger *slog.Logger
 	// FlushRows overrides DefaultFlushRows.
 	FlushRows int
+	// VersionRetention is how long old table versions are kept for
+	// readers of past versions; VACUUM expires older ones. 0 means
+	// DefaultVersionRetention; a negative value keeps only the current
+	// version.
+	VersionRetention time.Duration
+	// NoCompaction turns off background compaction (tests).
+	NoCompaction bool
 }
+
+// DefaultVersionRetention is how long old table versions are kept.
+const DefaultVersionRetention = 7 * 24 * time.Hour
 
 // DB is an open database. Its methods are safe for concurrent use.
 type DB struct {
@@ -52,16 +64,22 @@ type DB struct {
 	tables map[string]*tableState
 	byID   map[uint64]*tableState
 
-	// commitMu serializes commits so that primary key checks and the
-	// write that follows them are atomic.
-	commitMu sync.Mutex
-	// commitSeq counts commits that wrote primary key entries.
-	commitSeq atomic.Uint64
+	// commitMu serializes commits (and snapshot creation, so that a
+	// snapshot and commitSeq agree). It guards commitSeq, openTxns and the
+	// tables' head versions.
+	commitMu  sync.Mutex
+	commitSeq uint64
+	openTxns  map[*Txn]uint64
+	// pkSeq counts commits that wrote primary key entries.
+	pkSeq atomic.Uint64
+	// inflight holds the fragments being written by open transactions.
+	inflight inflightSet
+	// loadSem bounds the chunk loads running at once.
+	loadSem chan struct{}
+	stats   ScanStats
 
 	ctrMu    sync.Mutex
 	counters map[string]*counter
-
-	chunks chunkCache
 
 	// flushMu serializes flushes with each other and with DropTable.
 	flushMu sync.Mutex
@@ -76,6 +94,11 @@ type tableState struct {
 	desc *TableDesc
 	// pending approximates the committed buffered rows not yet flushed.
 	pending atomic.Int64
+	// head is the table's current version; baseHead the one it had when
+	// the database opened, and stamps the versions committed since, with
+	// their commit sequence. Guarded by db.commitMu.
+	head, baseHead uint64
+	stamps         []verStamp
 }
 
 // pebbleLogger sends Pebble's log lines to slog.
@@ -136,11 +159,12 @@ func Open(opts Options) (*DB, error) {
 		tables:   make(map[string]*tableState),
 		byID:     make(map[uint64]*tableState),
 		counters: make(map[string]*counter),
+		openTxns: make(map[*Txn]uint64),
+		loadSem:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	db.chunks.init(chunkCacheEntries)
 	if err := db.loadCatalog(); err != nil {
 		_ = kv.Close()
 		return nil, err
@@ -166,6 +190,9 @@ func (db *DB) Close() error {
 	}
 	return nil
 }
+
+// Stats returns the database's scan counters.
+func (db *DB) Stats() *ScanStats { return &db.stats }
 
 // Store returns the object store holding the chunk objects.
 func (db *DB) Store() ObjectStore { return db.store }

@@ -4,129 +4,24 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"strings"
-	"sync"
+	"sort"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// maxChunkRows caps the rows of one chunk; a flush of more rows writes
-// several chunks.
-const maxChunkRows = 1 << 16
+// maxFlushRows bounds the buffered rows one flush moves into a fragment.
+const maxFlushRows = 1 << 20
 
-// chunkCacheEntries is how many decoded chunks the DB keeps.
-const chunkCacheEntries = 64
-
-// chunkRef is the value of a t<id>c<seq> key: where a chunk object is and
-// which rows it holds.
-type chunkRef struct {
-	key            string
-	minRow, maxRow uint64
-	rows           uint32
-}
-
-func appendChunkRef(dst []byte, r chunkRef) []byte {
-	dst = binary.LittleEndian.AppendUint64(dst, r.minRow)
-	dst = binary.LittleEndian.AppendUint64(dst, r.maxRow)
-	dst = binary.LittleEndian.AppendUint32(dst, r.rows)
-	return append(dst, r.key...)
-}
-
-func decodeChunkRef(v []byte) (chunkRef, error) {
-	if len(v) < 20 {
-		return chunkRef{}, corruptionf("chunk reference: %d bytes", len(v))
-	}
-	r := chunkRef{
-		minRow: binary.LittleEndian.Uint64(v),
-		maxRow: binary.LittleEndian.Uint64(v[8:]),
-		rows:   binary.LittleEndian.Uint32(v[16:]),
-		key:    string(v[20:]),
-	}
-	if r.minRow > r.maxRow || r.rows == 0 {
-		return chunkRef{}, corruptionf("chunk reference %q: rows [%d, %d] count %d", r.key, r.minRow, r.maxRow, r.rows)
-	}
-	return r, nil
-}
-
-// chunkCache keeps recently decoded chunks, evicting the oldest.
-type chunkCache struct {
-	mu    sync.Mutex
-	max   int
-	m     map[string]*chunk
-	order []string
-}
-
-func (c *chunkCache) init(max int) {
-	c.max = max
-	c.m = make(map[string]*chunk, max)
-}
-
-func (c *chunkCache) get(key string) *chunk {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[key]
-}
-
-func (c *chunkCache) put(key string, ck *chunk) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[key]; ok {
-		return
-	}
-	for len(c.order) >= c.max {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-	c.m[key] = ck
-	c.order = append(c.order, key)
-}
-
-func (c *chunkCache) dropTable(id uint64) {
-	prefix := tableObjectPrefix(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := c.order[:0]
-	for _, k := range c.order {
-		if strings.HasPrefix(k, prefix) {
-			delete(c.m, k)
-		} else {
-			kept = append(kept, k)
-		}
-	}
-	c.order = kept
-}
-
-// loadChunk returns the decoded chunk of ref, from the cache or the store.
-func (db *DB) loadChunk(ctx context.Context, t *TableDesc, ref chunkRef) (*chunk, error) {
-	if ck := db.chunks.get(ref.key); ck != nil {
-		return ck, nil
-	}
-	data, err := db.store.Get(ctx, ref.key)
-	if err != nil {
-		return nil, ioErrorf(err, "reading chunk of table %q", t.Name)
-	}
-	ck, err := decodeChunk(data, t)
-	if err != nil {
-		return nil, fmt.Errorf("table %q, object %s: %w", t.Name, ref.key, err)
-	}
-	if len(ck.rowIDs) != int(ref.rows) || ck.rowIDs[0] != ref.minRow || ck.rowIDs[len(ck.rowIDs)-1] != ref.maxRow {
-		return nil, corruptionf("table %q, object %s: rows disagree with the catalog's reference", t.Name, ref.key)
-	}
-	db.chunks.put(ref.key, ck)
-	return ck, nil
-}
-
-// Flush writes the committed buffered rows of every table into chunks and
-// returns when they are durable.
+// Flush writes the committed buffered rows of every table into fragments
+// and returns when they are durable.
 func (db *DB) Flush(ctx context.Context) error {
 	for _, t := range db.Tables() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		db.catMu.RLock()
-		ts, ok := db.byID[t.ID]
-		db.catMu.RUnlock()
+		ts, ok := db.state(t.ID)
 		if !ok {
 			continue
 		}
@@ -137,51 +32,58 @@ func (db *DB) Flush(ctx context.Context) error {
 	return nil
 }
 
-// flushTable moves the table's committed buffered rows into chunk objects.
-// Each chunk becomes visible in one synced batch that records its reference
-// and deletes the buffered rows it holds, so a reader sees each row exactly
-// once: buffered before that batch, in the chunk after it.
+func (db *DB) state(id uint64) (*tableState, bool) {
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	ts, ok := db.byID[id]
+	return ts, ok
+}
+
+// flushTable moves the table's committed buffered rows into a fragment
+// with a per-row _xmin column. The fragment becomes part of the table in
+// one synced batch that records it and deletes the buffered rows it holds,
+// so a reader sees each row exactly once: buffered before that batch, in
+// the fragment after it.
 func (db *DB) flushTable(ctx context.Context, ts *tableState) error {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	t := ts.desc
-	db.catMu.RLock()
-	_, live := db.byID[t.ID]
-	db.catMu.RUnlock()
-	if !live {
+	if _, live := db.state(t.ID); !live {
 		return nil
 	}
 	// Rows committed after the swap are counted again; rows before it are
-	// in the iterator's view.
+	// in the snapshot.
 	ts.pending.Swap(0)
+	snap := db.kv.NewSnapshot()
+	defer snap.Close()
 	lo, hi := sectionSpan(t.ID, tagRow)
-	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return ioErrorf(err, "flushing table %q", t.Name)
 	}
 	defer it.Close()
-	b := types.NewBatch(t.ColumnTypes(), 0)
+	b := types.NewBatch(t.ColumnTypes(), types.BatchSize)
 	dec := newRowDecoder(t)
-	all := make([]int, len(t.Columns))
-	for i := range all {
-		all[i] = i
-	}
-	dec.bind(all, b)
-	var ids []uint64
-	var buf []byte
+	dec.bind(allColumns(len(t.Columns)), b)
+	var ids, xmins, flushed []uint64
+	var w *fragWriter
+	var total int
 	valid := it.First()
-	for valid {
+	for valid && total < maxFlushRows {
 		b.Reset()
-		ids = ids[:0]
-		for ; valid && len(ids) < maxChunkRows; valid = it.Next() {
+		ids, xmins = ids[:0], xmins[:0]
+		for ; valid && len(ids) < types.BatchSize; valid = it.Next() {
 			id, ok := idFromKey(it.Key())
-			if !ok {
-				return corruptionf("table %q: bad buffered row key %x", t.Name, it.Key())
+			v := it.Value()
+			x, n := binary.Uvarint(v)
+			if !ok || n <= 0 {
+				return corruptionf("table %q: bad buffered row %x", t.Name, it.Key())
 			}
-			if err := dec.decode(it.Value()); err != nil {
+			if err := dec.decode(v[n:]); err != nil {
 				return fmt.Errorf("table %q, row %d: %w", t.Name, id, err)
 			}
 			ids = append(ids, id)
+			xmins = append(xmins, x)
 		}
 		if err := it.Error(); err != nil {
 			return ioErrorf(err, "flushing table %q", t.Name)
@@ -189,39 +91,113 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) error {
 		if len(ids) == 0 {
 			break
 		}
-		if err := db.writeChunk(ctx, t, ids, b, buf[:0]); err != nil {
+		b.SetLen(len(ids))
+		if w == nil {
+			if w, err = db.newFragWriter(ctx, t, true); err != nil {
+				return err
+			}
+		}
+		if err := w.add(b, ids, xmins); err != nil {
+			w.abort()
 			return err
 		}
+		total += len(ids)
+		flushed = append(flushed, ids...)
 	}
+	if w == nil {
+		return nil
+	}
+	defer w.done()
+	f, err := w.finish()
+	if err != nil {
+		w.abort()
+		return err
+	}
+	if valid {
+		ts.pending.Add(1) // more to do: keep the flusher interested
+	}
+	// Delete exactly the rows flushed: a txn that allocated a smaller row
+	// id may have committed after the snapshot.
+	err = db.commitFragments(ts, opFlush, []*fragment{f}, nil, nil, func(wb *pebble.Batch) error {
+		var key []byte
+		for _, id := range flushed {
+			key = appendIDKey(key[:0], t.ID, tagRow, id)
+			if err := wb.Delete(key, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.abort()
+		return err
+	}
+	db.log.Debug("storage: flushed fragment", "table", t.Name, "fragment", f.ID, "rows", f.Rows)
 	return nil
 }
 
-func (db *DB) writeChunk(ctx context.Context, t *TableDesc, ids []uint64, b *types.Batch, buf []byte) error {
-	seq, err := db.alloc(chunkCounter, 1)
+// commitFragments commits a physical change of ts's table: fragments added
+// and removed, deletion markers dropped, plus extra writes, as one new
+// version with a manifest.
+func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, removed []*fragment, dropMarkers []uint64, extra func(*pebble.Batch) error) error {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	t := ts.desc
+	if cur, ok := db.byID[t.ID]; !ok || cur != ts {
+		return undefinedTable(t.Name)
+	}
+	rm := make(map[uint64]bool, len(removed))
+	for _, f := range removed {
+		rm[f.ID] = true
+	}
+	rec := versionRecord{Parent: ts.head, Time: db.now().UnixNano(), Op: op}
+	v, err := db.putManifest(ts, ts.head+1, &rec, added, rm)
 	if err != nil {
 		return err
 	}
-	ref := chunkRef{key: chunkObjectKey(t.ID, seq), minRow: ids[0], maxRow: ids[len(ids)-1], rows: uint32(len(ids))}
-	buf = appendChunk(buf, ids, b.Cols)
-	if err := db.store.Put(ctx, ref.key, buf); err != nil {
-		return ioErrorf(err, "writing chunk of table %q", t.Name)
-	}
 	wb := db.kv.NewBatch()
 	defer wb.Close()
-	key := appendIDKey(nil, t.ID, tagChunk, seq)
-	if err := wb.Set(key, appendChunkRef(nil, ref), nil); err != nil {
-		return ioErrorf(err, "recording chunk of table %q", t.Name)
-	}
-	for _, id := range ids {
-		key = appendIDKey(key[:0], t.ID, tagRow, id)
-		if err := wb.Delete(key, nil); err != nil {
-			return ioErrorf(err, "recording chunk of table %q", t.Name)
+	var key []byte
+	for _, f := range added {
+		key = appendIDKey(key[:0], t.ID, tagFragment, f.ID)
+		if err := wb.Set(key, f.appendBinary(nil), nil); err != nil {
+			return ioErrorf(err, "committing %q", t.Name)
 		}
 	}
-	if err := wb.Commit(pebble.Sync); err != nil {
-		return ioErrorf(err, "recording chunk of table %q", t.Name)
+	var sb [binary.MaxVarintLen64]byte
+	seqVal := sb[:binary.PutUvarint(sb[:], db.commitSeq+1)]
+	for _, f := range removed {
+		key = appendIDKey(key[:0], t.ID, tagFragment, f.ID)
+		if err := wb.Delete(key, nil); err != nil {
+			return ioErrorf(err, "committing %q", t.Name)
+		}
+		key = appendIDKey(key[:0], t.ID, tagRemoved, f.ID)
+		if err := wb.Set(key, seqVal, nil); err != nil {
+			return ioErrorf(err, "committing %q", t.Name)
+		}
 	}
-	db.log.Debug("storage: flushed chunk", "table", t.Name, "object", ref.key, "rows", len(ids))
+	for _, rid := range dropMarkers {
+		key = appendIDKey(key[:0], t.ID, tagDelete, rid)
+		if err := wb.Delete(key, nil); err != nil {
+			return ioErrorf(err, "committing %q", t.Name)
+		}
+	}
+	if extra != nil {
+		if err := extra(wb); err != nil {
+			return ioErrorf(err, "committing %q", t.Name)
+		}
+	}
+	key = appendIDKey(key[:0], t.ID, tagVersion, v)
+	if err := wb.Set(key, rec.appendBinary(nil), nil); err != nil {
+		return ioErrorf(err, "committing %q", t.Name)
+	}
+	if err := wb.Commit(pebble.Sync); err != nil {
+		return ioErrorf(err, "committing %q", t.Name)
+	}
+	db.commitSeq++
+	ts.setHead(v, db.commitSeq)
 	return nil
 }
 
@@ -245,7 +221,11 @@ func (db *DB) maybeKick() {
 	}
 }
 
-// flushLoop is the background flusher.
+// compactEvery is how often the background worker looks for fragments to
+// compact when nothing else wakes it.
+const compactEvery = 10 * time.Second
+
+// flushLoop is the background flusher and compactor.
 func (db *DB) flushLoop() {
 	defer close(db.done)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -255,15 +235,21 @@ func (db *DB) flushLoop() {
 		cancel()
 	}()
 	limit := int64(db.opts.FlushRows)
+	tick := time.NewTicker(compactEvery)
+	defer tick.Stop()
 	for {
+		compact := false
 		select {
 		case <-db.stop:
 			return
 		case <-db.kick:
+		case <-tick.C:
+			compact = true
 		}
 		db.catMu.RLock()
-		var due []*tableState
+		var due, all []*tableState
 		for _, ts := range db.byID {
+			all = append(all, ts)
 			if ts.pending.Load() > limit {
 				due = append(due, ts)
 			}
@@ -275,6 +261,18 @@ func (db *DB) flushLoop() {
 					return
 				}
 				db.log.Error("storage: background flush failed", "table", ts.desc.Name, "err", err)
+			}
+		}
+		if !compact || db.opts.NoCompaction {
+			continue
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].desc.ID < all[j].desc.ID })
+		for _, ts := range all {
+			if _, err := db.compactTable(ctx, ts); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				db.log.Error("storage: background compaction failed", "table", ts.desc.Name, "err", err)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -62,8 +63,10 @@ func wideRows(t *TableDesc, start, n int) *types.Batch {
 				v.AppendString(fmt.Sprintf("row %d \x00 ü", i))
 			case 7:
 				v.AppendBytes(make([]byte, i%5))
-			default:
-				v.AppendBytes([]byte{byte(i), byte(i >> 8), 0, 1})
+			case 8: // vector(3): 3 float32
+				v.AppendBytes(bytes.Repeat([]byte{byte(i), byte(i >> 8), 0, 1}, 3))
+			default: // float32[2][2]
+				v.AppendBytes(bytes.Repeat([]byte{byte(i), byte(i >> 8), 0, 1}, 4))
 			}
 		}
 	}

@@ -13,19 +13,23 @@ import (
 //	m/table/<name>                   table descriptor (JSON)
 //	m/ctr/<name>                     counter high-water mark (uint64 BE)
 //	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
-//	t<table id BE8>c<chunk seq BE8>  chunk reference
-//	t<table id BE8>d<row id BE8>     deletion marker (empty value)
+//	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
+//	t<table id BE8>f<frag id BE8>    fragment descriptor
 //	t<table id BE8>k<key bytes>      primary key entry → row id BE8
-//	t<table id BE8>r<row id BE8>     buffered row (row encoding)
+//	t<table id BE8>r<row id BE8>     buffered row: committing version (uvarint), row encoding
+//	t<table id BE8>v<version BE8>    version record
+//	t<table id BE8>x<frag id BE8>    fragment removed by compaction, awaiting VACUUM
 //
 // Every key of a table starts with t<id>, so one iterator over that prefix
 // sees the table's chunk refs, deletion markers and buffered rows at one
 // point in time, and dropping a table is one range deletion.
 const (
-	tagChunk  = 'c'
-	tagDelete = 'd'
-	tagPK     = 'k'
-	tagRow    = 'r'
+	tagDelete   = 'd'
+	tagFragment = 'f'
+	tagPK       = 'k'
+	tagRow      = 'r'
+	tagVersion  = 'v'
+	tagRemoved  = 'x'
 )
 
 var (
@@ -79,10 +83,6 @@ func idFromKey(k []byte) (uint64, bool) {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(k[10:]), true
-}
-
-func chunkObjectKey(table, seq uint64) string {
-	return "tables/" + strconv.FormatUint(table, 10) + "/chunks/" + strconv.FormatUint(seq, 10) + ".chunk"
 }
 
 func tableObjectPrefix(table uint64) string {

@@ -2,132 +2,229 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"math"
 	"sort"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// Scanner reads a table's rows in row-id order from one consistent view:
-// committed chunks, committed buffered rows and the txn's own writes, minus
-// deleted rows.
+// ScanOptions refine a scan.
+type ScanOptions struct {
+	// Cols are the table column ordinals to read (possibly none, as for
+	// count(*)).
+	Cols []int
+	// Preds are conditions every returned row is known to need; chunks
+	// whose zone maps rule them out are skipped. The caller still filters.
+	Preds []ZonePred
+	// AsOf reads a past version of the table instead of the txn's
+	// snapshot (0: the snapshot). It must be a retained version.
+	AsOf uint64
+}
+
+// ZonePred is the condition `column Op value`, value being row Row of Val.
+type ZonePred struct {
+	Col int
+	Op  ZoneOp
+	Val *types.Vec
+	Row int
+}
+
+// ScanStats counts what scans did, for tests and EXPLAIN-like reporting.
+type ScanStats struct {
+	ChunksRead   atomic.Int64
+	ChunksPruned atomic.Int64
+}
+
+// Scanner reads a table's rows from one consistent view: its fragments,
+// its buffered rows and the txn's own writes, minus deleted rows.
+// Fragments are read column by column, each column's chunks loaded ahead
+// of use and decoded in parallel.
 type Scanner struct {
 	db   *DB
+	txn  *Txn
 	t    *TableDesc
 	cols []int
-	it   *pebble.Iterator
+	opts ScanOptions
 
-	out *types.Batch
-	ids []uint64
+	out  *types.Batch
+	ids  []uint64
+	xmin []uint64 // per row, when wantXmin
+	// asOf filters rows by their committing version (0: no filter).
+	asOf uint64
+	// deleted holds the ids of deleted rows, ascending.
+	deleted []uint64
+	// wantXmin makes Next record each row's version (compaction).
+	wantXmin bool
+	// dropped, when not nil, collects the ids of deleted rows skipped in
+	// fragments (compaction).
+	dropped []uint64
+
+	sources []scanSource
+	src     int
+	err     error
+	closed  bool
+
+	// per-fragment state
+	frag     *fragment
+	mem      []*types.Vec // in-memory chunks of a writer's view
+	fragXmin uint64
+	ranges   [][2]int64 // row ranges of the fragment left to read
+	cursors  []*colCursor
+	rowIDCur *colCursor
+	xminCur  *colCursor
+	idBuf    []uint64
+	xBuf     []uint64
+	loader   *chunkLoader
+
+	// buffered rows
+	it  *pebble.Iterator
 	dec *rowDecoder
 
-	// refs are the chunks not loaded yet, by minimum row id.
-	refs []chunkRef
-	// active are the loaded chunks with rows left.
-	active []*chunkCursor
-	// deleted holds the deleted row ids, ascending; delPos advances with
-	// the scan.
-	deleted []uint64
-	delPos  int
-	// bufID is the id of the buffered row the iterator is on, if bufOK.
-	bufID uint64
-	bufOK bool
-
-	err    error
-	closed bool
+	// pending rows of the txn
+	pend    *txnTable
+	pendPos int
 }
 
-type chunkCursor struct {
-	ck  *chunk
-	pos int
+type scanSource struct {
+	frag *fragment
+	mem  []*types.Vec
+	kind int
 }
 
-// Scan returns a Scanner over table t that reads the column ordinals cols
-// (possibly none, as for count(*)).
+const (
+	srcFragment = iota
+	srcBuffered
+	srcPending
+)
+
+// Scan returns a Scanner over table t that reads the column ordinals cols.
 func (txn *Txn) Scan(t *TableDesc, cols []int) (*Scanner, error) {
+	return txn.ScanWith(t, ScanOptions{Cols: cols})
+}
+
+// ScanWith returns a Scanner over table t.
+func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
-	for _, c := range cols {
+	for _, c := range opts.Cols {
 		if c < 0 || c >= len(t.Columns) {
 			return nil, assertf("scan of %q: column %d out of range", t.Name, c)
 		}
 	}
-	lo, hi := tableSpan(t.ID)
-	it, err := txn.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	s := newScanner(txn.db, t, opts)
+	s.txn = txn
+	r := pebble.Reader(txn.snap)
+	if opts.AsOf != 0 {
+		head, err := headVersion(r, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if opts.AsOf > head {
+			return nil, pgerror.Newf(pgerror.InvalidParameterValue, "table %q has no version %d (its latest is %d)", t.Name, opts.AsOf, head)
+		}
+		key := appendIDKey(nil, t.ID, tagVersion, opts.AsOf)
+		_, closer, err := txn.snap.Get(key)
+		if err != nil {
+			return nil, pgerror.Newf(pgerror.InvalidParameterValue, "version %d of table %q is not retained", opts.AsOf, t.Name)
+		}
+		closer.Close()
+		s.asOf = opts.AsOf
+	}
+	frags, err := txn.db.liveFragments(r, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loadDeleted(r, math64(s.asOf)); err != nil {
+		return nil, err
+	}
+	for _, f := range frags {
+		s.sources = append(s.sources, scanSource{frag: f, kind: srcFragment})
+	}
+	s.sources = append(s.sources, scanSource{kind: srcBuffered})
+	if tt := txn.tables[t.ID]; tt != nil && s.asOf == 0 {
+		if len(tt.deleted)+len(tt.ownDel) > 0 {
+			for id := range tt.deleted {
+				s.deleted = append(s.deleted, id)
+			}
+			for id := range tt.ownDel {
+				s.deleted = append(s.deleted, id)
+			}
+			sort.Slice(s.deleted, func(i, j int) bool { return s.deleted[i] < s.deleted[j] })
+		}
+		if tt.w != nil {
+			f, mem, err := tt.w.view()
+			if err != nil {
+				return nil, err
+			}
+			f.Xmin = 1
+			s.sources = append(s.sources, scanSource{frag: f, mem: mem, kind: srcFragment})
+		}
+		if len(tt.pendingIDs) > 0 {
+			s.pend = tt
+			s.sources = append(s.sources, scanSource{kind: srcPending})
+		}
+	}
+	it, err := r.NewIter(&pebble.IterOptions{})
 	if err != nil {
 		return nil, ioErrorf(err, "scanning %q", t.Name)
 	}
-	s := &Scanner{db: txn.db, t: t, cols: cols, it: it, dec: newRowDecoder(t)}
-	ts := make([]types.Type, len(cols))
-	for j, c := range cols {
-		ts[j] = t.Columns[c].Type
-	}
-	s.out = types.NewBatch(ts, types.BatchSize)
-	s.dec.bind(cols, s.out)
-	if err := s.init(); err != nil {
-		s.Close()
-		return nil, err
-	}
+	s.it = it
 	return s, nil
 }
 
-// init reads the chunk refs and deletion markers and positions the
-// iterator on the first buffered row, all through the one iterator.
-func (s *Scanner) init() error {
-	id := s.t.ID
-	lo, hi := sectionSpan(id, tagChunk)
-	for ok := s.it.SeekGE(lo); ok && string(s.it.Key()) < string(hi); ok = s.it.Next() {
-		ref, err := decodeChunkRef(s.it.Value())
-		if err != nil {
-			return fmt.Errorf("table %q: %w", s.t.Name, err)
-		}
-		s.refs = append(s.refs, ref)
+func math64(v uint64) uint64 {
+	if v == 0 {
+		return ^uint64(0)
 	}
-	sort.Slice(s.refs, func(i, j int) bool { return s.refs[i].minRow < s.refs[j].minRow })
-	lo, hi = sectionSpan(id, tagDelete)
-	for ok := s.it.SeekGE(lo); ok && string(s.it.Key()) < string(hi); ok = s.it.Next() {
-		rid, ok := idFromKey(s.it.Key())
-		if !ok {
-			return corruptionf("table %q: bad deletion key %x", s.t.Name, s.it.Key())
-		}
-		s.deleted = append(s.deleted, rid)
-	}
-	lo, _ = sectionSpan(id, tagRow)
-	s.it.SeekGE(lo)
-	s.advanceBuffered(false)
-	return s.it.Error()
+	return v
 }
 
-// advanceBuffered moves to the next buffered row (if next) and records its id.
-func (s *Scanner) advanceBuffered(next bool) {
-	if next {
-		s.it.Next()
+func newScanner(db *DB, t *TableDesc, opts ScanOptions) *Scanner {
+	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, dec: newRowDecoder(t)}
+	ts := make([]types.Type, len(opts.Cols))
+	for j, c := range opts.Cols {
+		ts[j] = t.Columns[c].Type
 	}
-	s.bufOK = false
-	if !s.it.Valid() {
-		return
-	}
-	k := s.it.Key()
-	if len(k) < 10 || k[9] != tagRow {
-		return
-	}
-	if id, ok := idFromKey(k); ok {
-		s.bufID, s.bufOK = id, true
-	} else {
-		s.err = corruptionf("table %q: bad buffered row key %x", s.t.Name, k)
-	}
+	s.out = types.NewBatch(ts, types.BatchSize)
+	s.dec.bind(opts.Cols, s.out)
+	s.loader = newChunkLoader(db, t)
+	return s
 }
 
-// isDeleted reports whether row id is deleted. Ids must be asked in
-// increasing order.
-func (s *Scanner) isDeleted(id uint64) bool {
-	for s.delPos < len(s.deleted) && s.deleted[s.delPos] < id {
-		s.delPos++
+// loadDeleted reads the deletion markers with a version at most upTo.
+func (s *Scanner) loadDeleted(r pebble.Reader, upTo uint64) error {
+	lo, hi := sectionSpan(s.t.ID, tagDelete)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return ioErrorf(err, "scanning %q", s.t.Name)
 	}
-	return s.delPos < len(s.deleted) && s.deleted[s.delPos] == id
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		rid, ok := idFromKey(it.Key())
+		x, n := binary.Uvarint(it.Value())
+		if !ok || n <= 0 {
+			return corruptionf("table %q: bad deletion marker %x", s.t.Name, it.Key())
+		}
+		if x <= upTo {
+			s.deleted = append(s.deleted, rid)
+		}
+	}
+	return it.Error()
+}
+
+// isDeletedFrom reports whether id is deleted, searching from *pos, which
+// it advances; ids must be asked in increasing order.
+func (s *Scanner) isDeletedFrom(pos *int, id uint64) bool {
+	d := s.deleted
+	for *pos < len(d) && d[*pos] < id {
+		*pos++
+	}
+	return *pos < len(d) && d[*pos] == id
 }
 
 // Next returns the next batch of up to types.BatchSize rows and their row
@@ -139,64 +236,23 @@ func (s *Scanner) Next() (*types.Batch, []uint64, error) {
 	}
 	s.out.Reset()
 	s.ids = s.ids[:0]
-	for len(s.ids) < types.BatchSize {
-		// Find the source holding the smallest next row id, and the
-		// smallest id any other source could produce.
-		const none = math.MaxUint64
-		best, bound := uint64(none), uint64(none)
-		src := -3 // -1 buffered, -2 unloaded chunk, >= 0 active chunk
-		consider := func(id uint64, which int) {
-			if id < best {
-				best, bound, src = id, best, which
-			} else if id < bound {
-				bound = id
-			}
+	s.xmin = s.xmin[:0]
+	for len(s.ids) == 0 && s.src < len(s.sources) {
+		var done bool
+		switch src := &s.sources[s.src]; src.kind {
+		case srcFragment:
+			done = s.readFragment(src)
+		case srcBuffered:
+			done = s.readBuffered()
+		case srcPending:
+			done = s.readPending()
 		}
-		if s.bufOK {
-			consider(s.bufID, -1)
-		}
-		if len(s.refs) > 0 {
-			consider(s.refs[0].minRow, -2)
-		}
-		for i, a := range s.active {
-			consider(a.ck.rowIDs[a.pos], i)
-		}
-		switch {
-		case src == -3:
-			return s.finish()
-		case bound == best && src != -2:
-			s.err = corruptionf("table %q: row %d stored twice", s.t.Name, best)
+		if s.err != nil {
 			return nil, nil, s.err
-		case src == -2:
-			ck, err := s.db.loadChunk(context.Background(), s.t, s.refs[0])
-			if err != nil {
-				s.err = err
-				return nil, nil, err
-			}
-			s.refs = s.refs[1:]
-			s.active = append(s.active, &chunkCursor{ck: ck})
-		case src == -1:
-			s.readBuffered(bound)
-			if s.err != nil {
-				return nil, nil, s.err
-			}
-		default:
-			a := s.active[src]
-			s.readChunk(a, bound)
-			if a.pos == len(a.ck.rowIDs) {
-				s.active = append(s.active[:src], s.active[src+1:]...)
-			}
 		}
-	}
-	return s.finish()
-}
-
-func (s *Scanner) finish() (*types.Batch, []uint64, error) {
-	if err := s.it.Error(); err != nil && s.err == nil {
-		s.err = ioErrorf(err, "scanning %q", s.t.Name)
-	}
-	if s.err != nil {
-		return nil, nil, s.err
+		if done {
+			s.src++
+		}
 	}
 	if len(s.ids) == 0 {
 		return nil, nil, nil
@@ -207,42 +263,197 @@ func (s *Scanner) finish() (*types.Batch, []uint64, error) {
 	return s.out, s.ids, nil
 }
 
-// readBuffered decodes buffered rows with ids below bound into the batch.
-func (s *Scanner) readBuffered(bound uint64) {
-	for s.bufOK && s.bufID < bound && len(s.ids) < types.BatchSize {
-		if !s.isDeleted(s.bufID) {
-			if err := s.dec.decode(s.it.Value()); err != nil {
-				s.err = fmt.Errorf("table %q, row %d: %w", s.t.Name, s.bufID, err)
-				return
+// startFragment prepares the cursors and row ranges of f.
+func (s *Scanner) startFragment(src *scanSource) {
+	f := src.frag
+	s.frag, s.mem = f, src.mem
+	s.ranges = s.ranges[:0]
+	n := len(s.t.Columns)
+	if s.asOf != 0 && f.Xmin != 0 && f.Xmin > s.asOf {
+		return // committed after the version read
+	}
+	// Prune with zone maps: a chunk that can't match excludes its rows.
+	keep := [][2]int64{{0, f.Rows}}
+	for _, p := range s.opts.Preds {
+		for _, ck := range f.Cols[p.Col] {
+			if ck.Seq == memChunkSeq || ck.Zone.MayContain(p.Op, p.Val, p.Row) {
+				continue
 			}
-			s.ids = append(s.ids, s.bufID)
+			s.db.stats.ChunksPruned.Add(1)
+			keep = cutRange(keep, ck.Start, ck.Start+ck.Rows)
 		}
-		s.advanceBuffered(true)
+	}
+	s.ranges = append(s.ranges, keep...)
+	s.cursors = s.cursors[:0]
+	for _, c := range s.cols {
+		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type))
+	}
+	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8)
+	s.xminCur = nil
+	s.fragXmin = f.Xmin
+	if f.Xmin == 0 && (s.asOf != 0 || s.wantXmin) {
+		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8)
 	}
 }
 
-// readChunk copies rows of a with ids below bound into the batch, in runs
-// between deleted rows.
-func (s *Scanner) readChunk(a *chunkCursor, bound uint64) {
-	ids := a.ck.rowIDs
-	run := a.pos
-	flush := func(end int) {
-		if end > run {
-			for j, c := range s.cols {
-				appendRange(s.out.Cols[j], a.ck.cols[c], run, end)
-			}
-			s.ids = append(s.ids, ids[run:end]...)
+// cutRange removes [lo, hi) from the sorted ranges rs.
+func cutRange(rs [][2]int64, lo, hi int64) [][2]int64 {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r[1] <= lo || r[0] >= hi {
+			out = append(out, r)
+			continue
+		}
+		if r[0] < lo {
+			out = append(out, [2]int64{r[0], lo})
+		}
+		if r[1] > hi {
+			out = append(out, [2]int64{hi, r[1]})
 		}
 	}
-	i := a.pos
-	for ; i < len(ids) && ids[i] < bound && len(s.ids)+(i-run) < types.BatchSize; i++ {
-		if s.isDeleted(ids[i]) {
-			flush(i)
+	return out
+}
+
+// readFragment reads up to a batch of rows of the current fragment and
+// reports whether the fragment is finished.
+func (s *Scanner) readFragment(src *scanSource) bool {
+	if s.frag != src.frag {
+		s.startFragment(src)
+	}
+	for len(s.ids) < types.BatchSize && len(s.ranges) > 0 {
+		r := &s.ranges[0]
+		lo := r[0]
+		hi := min(r[1], lo+int64(types.BatchSize-len(s.ids)))
+		if err := s.readRows(lo, hi); err != nil {
+			s.err = err
+			return true
+		}
+		r[0] = hi
+		if r[0] == r[1] {
+			s.ranges = s.ranges[1:]
+		}
+	}
+	if len(s.ranges) == 0 {
+		s.frag = nil
+		s.loader.releaseAll()
+		return true
+	}
+	return false
+}
+
+// readRows appends the visible rows among fragment rows [lo, hi).
+func (s *Scanner) readRows(lo, hi int64) error {
+	n := int(hi - lo)
+	s.idBuf = s.idBuf[:0]
+	if err := s.rowIDCur.readInts(lo, hi, &s.idBuf); err != nil {
+		return err
+	}
+	s.xBuf = s.xBuf[:0]
+	if s.xminCur != nil {
+		if err := s.xminCur.readInts(lo, hi, &s.xBuf); err != nil {
+			return err
+		}
+	}
+	// Visible runs: skip deleted rows and rows newer than asOf.
+	pos := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= s.idBuf[0] })
+	run := 0
+	emit := func(end int) error {
+		if end <= run {
+			return nil
+		}
+		for j, cc := range s.cursors {
+			if err := cc.copyTo(s.out.Cols[j], lo+int64(run), lo+int64(end)); err != nil {
+				return err
+			}
+		}
+		s.ids = append(s.ids, s.idBuf[run:end]...)
+		if s.wantXmin {
+			if s.xminCur != nil {
+				s.xmin = append(s.xmin, s.xBuf[run:end]...)
+			} else {
+				for range end - run {
+					s.xmin = append(s.xmin, s.fragXmin)
+				}
+			}
+		}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		del := s.isDeletedFrom(&pos, s.idBuf[i])
+		if del && s.dropped != nil {
+			s.dropped = append(s.dropped, s.idBuf[i])
+		}
+		if del || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+			if err := emit(i); err != nil {
+				return err
+			}
 			run = i + 1
 		}
 	}
-	flush(i)
-	a.pos = i
+	return emit(n)
+}
+
+// readBuffered reads up to a batch of committed buffered rows and reports
+// whether they are finished.
+func (s *Scanner) readBuffered() bool {
+	lo, hi := sectionSpan(s.t.ID, tagRow)
+	if s.it.Valid() && string(s.it.Key()) >= string(lo) {
+		// continuing
+	} else if !s.it.SeekGE(lo) {
+		return true
+	}
+	pos := -1
+	for ; s.it.Valid() && string(s.it.Key()) < string(hi); s.it.Next() {
+		if len(s.ids) == types.BatchSize {
+			return false
+		}
+		id, ok := idFromKey(s.it.Key())
+		v := s.it.Value()
+		x, n := binary.Uvarint(v)
+		if !ok || n <= 0 {
+			s.err = corruptionf("table %q: bad buffered row %x", s.t.Name, s.it.Key())
+			return true
+		}
+		if pos < 0 {
+			pos = sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id })
+		}
+		if s.isDeletedFrom(&pos, id) || (s.asOf != 0 && x > s.asOf) {
+			continue
+		}
+		if err := s.dec.decode(v[n:]); err != nil {
+			s.err = fmt.Errorf("table %q, row %d: %w", s.t.Name, id, err)
+			return true
+		}
+		s.ids = append(s.ids, id)
+		if s.wantXmin {
+			s.xmin = append(s.xmin, x)
+		}
+	}
+	if err := s.it.Error(); err != nil {
+		s.err = ioErrorf(err, "scanning %q", s.t.Name)
+	}
+	// Park the iterator past the table so a later call ends at once.
+	s.it.SeekGE(hi)
+	return true
+}
+
+// readPending reads the txn's own unspilled rows.
+func (s *Scanner) readPending() bool {
+	tt := s.pend
+	pos := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= tt.pendingIDs[0] })
+	for s.pendPos < len(tt.pendingIDs) && len(s.ids) < types.BatchSize {
+		i := s.pendPos
+		s.pendPos++
+		id := tt.pendingIDs[i]
+		if s.isDeletedFrom(&pos, id) {
+			continue
+		}
+		for j, c := range s.cols {
+			s.out.Cols[j].AppendFrom(tt.pending.Cols[c], i)
+		}
+		s.ids = append(s.ids, id)
+	}
+	return s.pendPos == len(tt.pendingIDs)
 }
 
 // appendRange appends rows [i, j) of src to dst (same physical layout).
@@ -268,13 +479,202 @@ func appendRange(dst, src *types.Vec, i, j int) {
 	}
 }
 
-// Close releases the scanner's iterator. It is safe to call twice.
+// Close releases the scanner. It is safe to call twice.
 func (s *Scanner) Close() {
 	if s.closed {
 		return
 	}
 	s.closed = true
-	if err := s.it.Close(); err != nil && s.err == nil {
-		s.err = ioErrorf(err, "closing scan of %q", s.t.Name)
+	s.loader.close()
+	if s.it != nil {
+		if err := s.it.Close(); err != nil && s.err == nil {
+			s.err = ioErrorf(err, "closing scan of %q", s.t.Name)
+		}
 	}
+}
+
+// prefetchDepth is how many chunks of a column are loaded ahead of the
+// one being read.
+const prefetchDepth = 2
+
+// chunkLoader loads and decodes the chunks of one scan, ahead of use, on
+// background goroutines bounded by a semaphore shared by the database.
+type chunkLoader struct {
+	db   *DB
+	t    *TableDesc
+	ctx  context.Context
+	stop context.CancelFunc
+	curs []*colCursor
+}
+
+func newChunkLoader(db *DB, t *TableDesc) *chunkLoader {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &chunkLoader{db: db, t: t, ctx: ctx, stop: cancel}
+}
+
+// cursor returns a cursor over stored column col of f.
+func (l *chunkLoader) cursor(f *fragment, mem []*types.Vec, col int, typ types.Type) *colCursor {
+	cc := &colCursor{l: l, f: f, col: col, typ: typ, cur: -1}
+	if mem != nil {
+		cc.mem = mem[col]
+	}
+	l.curs = append(l.curs, cc)
+	return cc
+}
+
+// releaseAll drops the cursors of a finished fragment.
+func (l *chunkLoader) releaseAll() {
+	for _, cc := range l.curs {
+		cc.release()
+	}
+	l.curs = l.curs[:0]
+}
+
+func (l *chunkLoader) close() {
+	l.stop()
+	l.releaseAll()
+}
+
+// chunkLoad is a chunk being loaded.
+type chunkLoad struct {
+	done chan struct{}
+	vec  *types.Vec
+	err  error
+}
+
+// colCursor reads one stored column of a fragment.
+type colCursor struct {
+	l     *chunkLoader
+	f     *fragment
+	col   int
+	typ   types.Type
+	mem   *types.Vec
+	cur   int // index of the chunk in vec, -1 none
+	vec   *types.Vec
+	loads map[int]*chunkLoad
+	spare *types.Vec
+}
+
+// at makes the chunk holding fragment row r current.
+func (cc *colCursor) at(r int64) error {
+	cs := cc.f.Cols[cc.col]
+	if cc.cur >= 0 && cs[cc.cur].Start <= r && r < cs[cc.cur].Start+cs[cc.cur].Rows {
+		return nil
+	}
+	i := cc.f.chunkIndex(cc.col, r)
+	if i >= len(cs) {
+		return corruptionf("table %q: fragment %d column %d has no row %d", cc.l.t.Name, cc.f.ID, cc.col, r)
+	}
+	if cs[i].Seq == memChunkSeq {
+		cc.cur, cc.vec = i, cc.mem
+		return nil
+	}
+	ld := cc.start(i)
+	for k := 1; k <= prefetchDepth && i+k < len(cs); k++ {
+		if cs[i+k].Seq != memChunkSeq {
+			cc.start(i + k)
+		}
+	}
+	select {
+	case <-ld.done:
+	case <-cc.l.ctx.Done():
+		return pgerror.New(pgerror.QueryCanceled, "scan closed")
+	}
+	delete(cc.loads, i)
+	if ld.err != nil {
+		return ld.err
+	}
+	if cc.vec != nil && cc.vec != cc.mem {
+		cc.spare = cc.vec
+	}
+	cc.cur, cc.vec = i, ld.vec
+	// Loads behind the new position are no longer needed.
+	for k := range cc.loads {
+		if k < i {
+			delete(cc.loads, k)
+		}
+	}
+	return nil
+}
+
+// start begins loading chunk i unless it is loading already.
+func (cc *colCursor) start(i int) *chunkLoad {
+	if ld, ok := cc.loads[i]; ok {
+		return ld
+	}
+	if cc.loads == nil {
+		cc.loads = make(map[int]*chunkLoad)
+	}
+	ld := &chunkLoad{done: make(chan struct{})}
+	cc.loads[i] = ld
+	vec := cc.spare
+	cc.spare = nil
+	if vec == nil {
+		vec = types.NewVec(cc.typ, 0)
+	}
+	ck := cc.f.Cols[cc.col][i]
+	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
+	db, t, ctx, typ := cc.l.db, cc.l.t, cc.l.ctx, cc.typ
+	go func() {
+		defer close(ld.done)
+		db.loadSem <- struct{}{}
+		defer func() { <-db.loadSem }()
+		ld.err = db.readChunk(ctx, t, key, typ, ck, vec)
+		ld.vec = vec
+	}()
+	return ld
+}
+
+// readChunk reads and decodes the chunk object key into vec.
+func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types.Type, ck fragChunk, vec *types.Vec) error {
+	data, err := db.store.Get(ctx, key)
+	if err != nil {
+		if ctx.Err() != nil {
+			return pgerror.New(pgerror.QueryCanceled, "scan closed")
+		}
+		return ioErrorf(err, "reading table %q", t.Name)
+	}
+	db.stats.ChunksRead.Add(1)
+	vec.SetType(typ)
+	if err := decodeColChunk(data, typ, vec); err != nil {
+		return fmt.Errorf("table %q, object %s: %w", t.Name, key, err)
+	}
+	if int64(vec.Len()) != ck.Rows {
+		return corruptionf("table %q, object %s: %d rows, manifest says %d", t.Name, key, vec.Len(), ck.Rows)
+	}
+	return nil
+}
+
+// copyTo appends fragment rows [lo, hi) of the column to dst.
+func (cc *colCursor) copyTo(dst *types.Vec, lo, hi int64) error {
+	for lo < hi {
+		if err := cc.at(lo); err != nil {
+			return err
+		}
+		ck := cc.f.Cols[cc.col][cc.cur]
+		end := min(hi, ck.Start+ck.Rows)
+		appendRange(dst, cc.vec, int(lo-ck.Start), int(end-ck.Start))
+		lo = end
+	}
+	return nil
+}
+
+// readInts appends fragment rows [lo, hi) of an int8 column to dst.
+func (cc *colCursor) readInts(lo, hi int64, dst *[]uint64) error {
+	for lo < hi {
+		if err := cc.at(lo); err != nil {
+			return err
+		}
+		ck := cc.f.Cols[cc.col][cc.cur]
+		end := min(hi, ck.Start+ck.Rows)
+		for _, v := range cc.vec.Ints[lo-ck.Start : end-ck.Start] {
+			*dst = append(*dst, uint64(v))
+		}
+		lo = end
+	}
+	return nil
+}
+
+func (cc *colCursor) release() {
+	cc.vec, cc.spare, cc.loads = nil, nil, nil
 }

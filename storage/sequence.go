@@ -100,7 +100,7 @@ func (db *DB) NextVal(tableID uint64, col int) (int64, error) {
 var (
 	rowIDCounter   = ctrKey("rowid")
 	tableIDCounter = ctrKey("table")
-	chunkCounter   = ctrKey("chunk")
+	fragCounter    = ctrKey("frag")
 )
 
 // releaseCounters gives back the unused part of each reserved block, so

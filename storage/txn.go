@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -15,20 +14,25 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// Txn is a write transaction. Its writes go into a Pebble indexed batch, so
-// its own scans see them, and Commit applies them atomically with a synced
-// write. A Txn is used by one goroutine at a time.
+// spillBytes is how much a transaction buffers in memory per table before
+// its inserted rows go into a fragment written straight to the object
+// store; below it, the rows are committed into Pebble as buffered rows.
+const spillBytes = 4 << 20
+
+// Txn is a transaction. It reads one snapshot, taken at its first
+// operation, for its whole life (its own writes overlaid), and keeps its
+// writes to itself until Commit, which assigns each written table its next
+// version and makes everything durable in one synced Pebble batch. Large
+// inserts are written as fragments to the object store while the
+// transaction runs, so its memory stays bounded. A Txn is used by one
+// goroutine at a time.
 type Txn struct {
-	db *DB
-	b  *pebble.Batch
+	db       *DB
+	snap     *pebble.Snapshot
+	beginSeq uint64
+	tables   map[uint64]*txnTable
 	// pk holds the primary key entries this txn wrote, by full key.
 	pk map[string]pkEntry
-	// deleted holds the row ids this txn deleted.
-	deleted map[uint64]struct{}
-	// inserted counts inserted rows per table.
-	inserted map[uint64]int64
-	// touched holds the tables this txn wrote.
-	touched map[uint64]*TableDesc
 	// checkedAt is the commit sequence seen before the first primary key
 	// check; if no commit happened since, Commit skips the re-check.
 	checkedAt uint64
@@ -36,8 +40,27 @@ type Txn struct {
 	done      bool
 
 	keyBuf, rowBuf []byte
-	full           *types.Batch // scratch: one row of all columns of a table
 }
+
+// txnTable holds a txn's writes to one table.
+type txnTable struct {
+	t *TableDesc
+	// pending holds inserted rows not yet in w, with their row ids.
+	pending      *types.Batch
+	pendingIDs   []uint64
+	pendingBytes int64
+	w            *fragWriter
+	// own holds the row id ranges this txn inserted.
+	own []idRange
+	// deleted holds the ids of committed rows this txn deleted; ownDel
+	// those of its own inserted rows.
+	deleted map[uint64]struct{}
+	ownDel  map[uint64]struct{}
+	// inserted counts the txn's inserted rows.
+	inserted int64
+}
+
+type idRange struct{ lo, hi uint64 } // inclusive
 
 type pkEntry struct {
 	table   *TableDesc
@@ -47,24 +70,51 @@ type pkEntry struct {
 
 // Begin starts a transaction.
 func (db *DB) Begin() *Txn {
-	return &Txn{db: db, b: db.kv.NewIndexedBatch()}
+	return &Txn{db: db}
 }
 
 func (txn *Txn) check() error {
 	if txn.done {
 		return pgerror.Newf(pgerror.InvalidTransactionState, "transaction is already finished")
 	}
+	if txn.snap == nil {
+		txn.db.commitMu.Lock()
+		txn.snap = txn.db.kv.NewSnapshot()
+		txn.beginSeq = txn.db.commitSeq
+		txn.db.openTxns[txn] = txn.beginSeq
+		txn.db.commitMu.Unlock()
+	}
 	return nil
 }
 
-func (txn *Txn) touch(t *TableDesc) {
-	if txn.touched == nil {
-		txn.touched = make(map[uint64]*TableDesc)
-		txn.pk = make(map[string]pkEntry)
-		txn.deleted = make(map[uint64]struct{})
-		txn.inserted = make(map[uint64]int64)
+// release drops the txn's snapshot and its claim on old versions.
+func (txn *Txn) release() {
+	txn.done = true
+	if txn.snap != nil {
+		txn.db.commitMu.Lock()
+		delete(txn.db.openTxns, txn)
+		txn.db.commitMu.Unlock()
+		_ = txn.snap.Close()
+		txn.snap = nil
 	}
-	txn.touched[t.ID] = t
+}
+
+func (txn *Txn) table(t *TableDesc) *txnTable {
+	if txn.tables == nil {
+		txn.tables = make(map[uint64]*txnTable)
+		txn.pk = make(map[string]pkEntry)
+	}
+	tt, ok := txn.tables[t.ID]
+	if !ok {
+		tt = &txnTable{t: t, deleted: make(map[uint64]struct{}), ownDel: make(map[uint64]struct{})}
+		txn.tables[t.ID] = tt
+	}
+	return tt
+}
+
+func (tt *txnTable) owns(id uint64) bool {
+	i := sort.Search(len(tt.own), func(i int) bool { return tt.own[i].hi >= id })
+	return i < len(tt.own) && tt.own[i].lo <= id
 }
 
 func checkLayout(t *TableDesc, rows *types.Batch) error {
@@ -95,37 +145,68 @@ func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
 	if n == 0 {
 		return nil
 	}
-	txn.touch(t)
+	tt := txn.table(t)
 	first, err := txn.db.alloc(rowIDCounter, uint64(n))
 	if err != nil {
 		return err
 	}
-	var idBuf [8]byte
-	for i := range n {
-		id := first + uint64(i)
-		if len(t.PrimaryKey) > 0 {
+	if len(t.PrimaryKey) > 0 {
+		for i := range n {
 			txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, rows, i)
-			if err := txn.checkPK(t, txn.keyBuf, rows, i); err != nil {
+			if err := txn.checkPK(t, tt, txn.keyBuf, rows, i); err != nil {
 				return err
 			}
-			binary.BigEndian.PutUint64(idBuf[:], id)
-			if err := txn.b.Set(txn.keyBuf, idBuf[:], nil); err != nil {
-				return ioErrorf(err, "insert into %q", t.Name)
-			}
-			txn.pk[string(txn.keyBuf)] = pkEntry{table: t, row: id, present: true}
-		}
-		txn.keyBuf = appendIDKey(txn.keyBuf[:0], t.ID, tagRow, id)
-		txn.rowBuf = appendRow(txn.rowBuf[:0], rows, i)
-		if err := txn.b.Set(txn.keyBuf, txn.rowBuf, nil); err != nil {
-			return ioErrorf(err, "insert into %q", t.Name)
+			txn.pk[string(txn.keyBuf)] = pkEntry{table: t, row: first + uint64(i), present: true}
 		}
 	}
-	txn.inserted[t.ID] += int64(n)
+	if k := len(tt.own); k > 0 && tt.own[k-1].hi+1 == first {
+		tt.own[k-1].hi += uint64(n)
+	} else {
+		tt.own = append(tt.own, idRange{first, first + uint64(n) - 1})
+	}
+	if tt.pending == nil {
+		tt.pending = types.NewBatch(t.ColumnTypes(), n)
+	}
+	for c, v := range rows.Cols {
+		appendRange(tt.pending.Cols[c], v, 0, n)
+	}
+	for i := range n {
+		tt.pendingIDs = append(tt.pendingIDs, first+uint64(i))
+	}
+	tt.pending.SetLen(len(tt.pendingIDs))
+	for c, v := range rows.Cols {
+		tt.pendingBytes += chunkRawSize(t.Columns[c].Type, v, 0, n)
+	}
+	tt.inserted += int64(n)
+	if tt.pendingBytes >= spillBytes {
+		return txn.spill(tt)
+	}
+	return nil
+}
+
+// spill moves tt's pending rows into its fragment writer.
+func (txn *Txn) spill(tt *txnTable) error {
+	if len(tt.pendingIDs) == 0 {
+		return nil
+	}
+	if tt.w == nil {
+		w, err := txn.db.newFragWriter(context.Background(), tt.t, false)
+		if err != nil {
+			return err
+		}
+		tt.w = w
+	}
+	if err := tt.w.add(tt.pending, tt.pendingIDs, nil); err != nil {
+		return err
+	}
+	tt.pending.Reset()
+	tt.pendingIDs = tt.pendingIDs[:0]
+	tt.pendingBytes = 0
 	return nil
 }
 
 // checkPK returns a 23505 error if key is taken by a row this txn can see.
-func (txn *Txn) checkPK(t *TableDesc, key []byte, rows *types.Batch, i int) error {
+func (txn *Txn) checkPK(t *TableDesc, tt *txnTable, key []byte, rows *types.Batch, i int) error {
 	if e, ok := txn.pk[string(key)]; ok {
 		if e.present {
 			return uniqueViolation(t, rows, i)
@@ -134,14 +215,14 @@ func (txn *Txn) checkPK(t *TableDesc, key []byte, rows *types.Batch, i int) erro
 	}
 	if !txn.checked {
 		txn.checked = true
-		txn.checkedAt = txn.db.commitSeq.Load()
+		txn.checkedAt = txn.db.pkSeq.Load()
 	}
 	row, found, err := txn.db.committedPK(key)
 	if err != nil {
 		return err
 	}
 	if found {
-		if _, gone := txn.deleted[row]; !gone {
+		if _, gone := tt.deleted[row]; !gone {
 			return uniqueViolation(t, rows, i)
 		}
 	}
@@ -183,110 +264,82 @@ func uniqueViolation(t *TableDesc, rows *types.Batch, i int) error {
 		WithDetail("Key (%s)=(%s) already exists.", names, vals)
 }
 
-// Delete removes the rows with the given ids from table t: it writes a
-// deletion marker per row (rows in chunks and buffered rows alike) and
-// removes their primary key entries. Ids of rows that do not exist or were
-// already deleted are ignored.
+// Delete removes the rows with the given ids from table t. For a table
+// with a primary key it reads the rows to learn their keys; DeleteRows
+// avoids that when the caller has them.
 func (txn *Txn) Delete(t *TableDesc, rowIDs []uint64) error {
+	if len(t.PrimaryKey) == 0 || len(rowIDs) == 0 {
+		return txn.DeleteRows(t, rowIDs, nil)
+	}
 	if err := txn.check(); err != nil {
 		return err
 	}
-	txn.touch(t)
-	var f *rowFinder
-	if len(t.PrimaryKey) > 0 {
-		f = &rowFinder{txn: txn, t: t}
-	}
+	want := make(map[uint64]int, len(rowIDs))
 	for _, id := range rowIDs {
-		if _, ok := txn.deleted[id]; ok {
-			continue
+		want[id] = -1
+	}
+	rows := types.NewBatch(t.ColumnTypes(), len(rowIDs))
+	ids := make([]uint64, 0, len(rowIDs))
+	sc, err := txn.Scan(t, allColumns(len(t.Columns)))
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	for {
+		b, bids, err := sc.Next()
+		if err != nil {
+			return err
 		}
-		if f != nil {
-			b, i, ok, err := f.find(id)
-			if err != nil {
-				return err
-			}
-			if ok {
-				txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, b, i)
-				if err := txn.b.Delete(txn.keyBuf, nil); err != nil {
-					return ioErrorf(err, "delete from %q", t.Name)
+		if b == nil {
+			break
+		}
+		for i, id := range bids {
+			if _, ok := want[id]; ok {
+				for c := range b.Cols {
+					rows.Cols[c].AppendFrom(b.Cols[c], i)
 				}
-				txn.pk[string(txn.keyBuf)] = pkEntry{table: t}
+				ids = append(ids, id)
 			}
 		}
-		txn.keyBuf = appendIDKey(txn.keyBuf[:0], t.ID, tagDelete, id)
-		if err := txn.b.Set(txn.keyBuf, nil, nil); err != nil {
-			return ioErrorf(err, "delete from %q", t.Name)
-		}
-		txn.keyBuf = appendIDKey(txn.keyBuf[:0], t.ID, tagRow, id)
-		if err := txn.b.Delete(txn.keyBuf, nil); err != nil {
-			return ioErrorf(err, "delete from %q", t.Name)
-		}
-		txn.deleted[id] = struct{}{}
 	}
-	return nil
+	rows.SetLen(len(ids))
+	return txn.DeleteRows(t, ids, rows)
 }
 
-// rowFinder reads single rows by id, for deletes that must learn a row's
-// primary key.
-type rowFinder struct {
-	txn    *Txn
-	t      *TableDesc
-	refs   []chunkRef
-	loaded bool
-	dec    *rowDecoder
-}
-
-// find returns a batch holding row id at index i. The batch is valid
-// until the next call.
-func (f *rowFinder) find(id uint64) (*types.Batch, int, bool, error) {
-	txn, t := f.txn, f.t
-	key := appendIDKey(nil, t.ID, tagRow, id)
-	v, closer, err := txn.b.Get(key) // reads this txn's writes over committed data
-	if err == nil {
-		defer closer.Close()
-		if txn.full == nil || len(txn.full.Cols) != len(t.Columns) {
-			txn.full = types.NewBatch(t.ColumnTypes(), 1)
-		}
-		for c, vec := range txn.full.Cols {
-			vec.SetType(t.Columns[c].Type)
-		}
-		if f.dec == nil {
-			f.dec = newRowDecoder(t)
-		}
-		f.dec.bind(allColumns(len(t.Columns)), txn.full)
-		if err := f.dec.decode(v); err != nil {
-			return nil, 0, false, fmt.Errorf("table %q, row %d: %w", t.Name, id, err)
-		}
-		return txn.full, 0, true, nil
+// DeleteRows removes the rows with the given ids from table t; rows holds
+// their values (row i has id rowIDs[i]), needed when t has a primary key
+// and otherwise ignored. Deleting a committed row writes a deletion marker
+// at commit; a row deleted meanwhile by another commit makes Commit fail
+// with 40001. Ids already deleted by this txn are ignored.
+func (txn *Txn) DeleteRows(t *TableDesc, rowIDs []uint64, rows *types.Batch) error {
+	if err := txn.check(); err != nil {
+		return err
 	}
-	if !errors.Is(err, pebble.ErrNotFound) {
-		return nil, 0, false, ioErrorf(err, "reading row %d of %q", id, t.Name)
+	if len(rowIDs) == 0 {
+		return nil
 	}
-	// Not buffered: look in the chunks. A flush may have moved the row
-	// since the refs were read, so a miss reloads them once.
-	for attempt := 0; attempt < 2; attempt++ {
-		if !f.loaded || attempt == 1 {
-			refs, err := txn.db.chunkRefs(t)
-			if err != nil {
-				return nil, 0, false, err
-			}
-			f.refs, f.loaded = refs, true
-		}
-		for _, ref := range f.refs {
-			if id < ref.minRow || id > ref.maxRow {
+	tt := txn.table(t)
+	if len(t.PrimaryKey) > 0 && (rows == nil || rows.Len() != len(rowIDs)) {
+		return assertf("delete from %q: primary key table needs the deleted rows", t.Name)
+	}
+	for i, id := range rowIDs {
+		if tt.owns(id) {
+			if _, ok := tt.ownDel[id]; ok {
 				continue
 			}
-			ck, err := txn.db.loadChunk(context.Background(), t, ref)
-			if err != nil {
-				return nil, 0, false, err
+			tt.ownDel[id] = struct{}{}
+		} else {
+			if _, ok := tt.deleted[id]; ok {
+				continue
 			}
-			i := sort.Search(len(ck.rowIDs), func(i int) bool { return ck.rowIDs[i] >= id })
-			if i < len(ck.rowIDs) && ck.rowIDs[i] == id {
-				return &types.Batch{Cols: ck.cols}, i, true, nil
-			}
+			tt.deleted[id] = struct{}{}
+		}
+		if len(t.PrimaryKey) > 0 {
+			txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, rows, i)
+			txn.pk[string(txn.keyBuf)] = pkEntry{table: t}
 		}
 	}
-	return nil, 0, false, nil
+	return nil
 }
 
 func allColumns(n int) []int {
@@ -297,50 +350,55 @@ func allColumns(n int) []int {
 	return cols
 }
 
-// chunkRefs returns the committed chunk references of t.
-func (db *DB) chunkRefs(t *TableDesc) ([]chunkRef, error) {
-	lo, hi := sectionSpan(t.ID, tagChunk)
-	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, ioErrorf(err, "reading chunks of %q", t.Name)
-	}
-	defer it.Close()
-	var refs []chunkRef
-	for it.First(); it.Valid(); it.Next() {
-		ref, err := decodeChunkRef(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		refs = append(refs, ref)
-	}
-	return refs, it.Error()
-}
-
-// Commit makes the txn's writes durable (a synced Pebble write) and
-// visible. It re-checks primary keys against commits that happened since
-// they were first checked, so of two txns inserting one key the second to
-// commit fails with 23505. After Commit, the txn is finished whatever the
-// outcome.
+// Commit makes the txn's writes durable and visible: each written table
+// gets its next version. A committed row this txn deleted that another
+// commit deleted first fails the commit with 40001; a primary key another
+// commit took first fails it with 23505. After Commit, the txn is finished
+// whatever the outcome.
 func (txn *Txn) Commit() error {
-	if err := txn.check(); err != nil {
-		return err
+	if txn.done {
+		return txn.check()
 	}
-	txn.done = true
-	defer txn.b.Close()
-	if txn.b.Empty() {
-		return nil
+	defer txn.release()
+	var writers []*fragWriter
+	defer func() {
+		for _, w := range writers {
+			w.done()
+		}
+	}()
+	frags := make(map[uint64]*fragment)
+	for id, tt := range txn.tables {
+		if tt.w == nil {
+			continue
+		}
+		writers = append(writers, tt.w)
+		if err := txn.spill(tt); err != nil {
+			tt.w.abort()
+			return err
+		}
+		f, err := tt.w.finish()
+		if err != nil {
+			tt.w.abort()
+			return err
+		}
+		frags[id] = f
 	}
 	db := txn.db
 	db.commitMu.Lock()
-	err := txn.commitLocked()
+	err := txn.commitLocked(frags)
 	db.commitMu.Unlock()
 	if err != nil {
+		for _, tt := range txn.tables {
+			if tt.w != nil {
+				tt.w.abort()
+			}
+		}
 		return err
 	}
 	db.catMu.RLock()
-	for id, n := range txn.inserted {
-		if ts, ok := db.byID[id]; ok {
-			ts.pending.Add(n)
+	for id, tt := range txn.tables {
+		if ts, ok := db.byID[id]; ok && tt.w == nil {
+			ts.pending.Add(tt.inserted)
 		}
 	}
 	db.catMu.RUnlock()
@@ -348,16 +406,38 @@ func (txn *Txn) Commit() error {
 	return nil
 }
 
-func (txn *Txn) commitLocked() error {
+func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 	db := txn.db
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
-	for id, t := range txn.touched {
-		if ts, ok := db.byID[id]; !ok || ts.desc != t {
-			return undefinedTable(t.Name)
+	wrote := false
+	for id, tt := range txn.tables {
+		ts, ok := db.byID[id]
+		if !ok || ts.desc != tt.t {
+			return undefinedTable(tt.t.Name)
+		}
+		if tt.inserted > 0 || len(tt.deleted) > 0 {
+			wrote = true
+		}
+		// First deleter wins: a marker committed since our snapshot
+		// means another txn deleted (or updated) the row.
+		for rid := range tt.deleted {
+			key := appendIDKey(txn.keyBuf[:0], id, tagDelete, rid)
+			_, closer, err := db.kv.Get(key)
+			if err == nil {
+				closer.Close()
+				return pgerror.New(pgerror.SerializationFailure, "could not serialize access due to concurrent update").
+					WithDetail("A row of table %q was deleted or updated by a transaction that committed after this one started.", tt.t.Name)
+			}
+			if !errors.Is(err, pebble.ErrNotFound) {
+				return ioErrorf(err, "checking row %d of %q", rid, tt.t.Name)
+			}
 		}
 	}
-	if txn.checked && txn.db.commitSeq.Load() != txn.checkedAt {
+	if !wrote {
+		return nil
+	}
+	if txn.checked && db.pkSeq.Load() != txn.checkedAt {
 		for key, e := range txn.pk {
 			if !e.present {
 				continue
@@ -366,32 +446,107 @@ func (txn *Txn) commitLocked() error {
 			if err != nil {
 				return err
 			}
-			if _, gone := txn.deleted[row]; found && row != e.row && !gone {
+			tt := txn.tables[e.table.ID]
+			if _, gone := tt.deleted[row]; found && row != e.row && !gone {
 				return txn.conflict(e)
 			}
 		}
 	}
-	if err := txn.b.Commit(pebble.Sync); err != nil {
+	b := db.kv.NewBatch()
+	defer b.Close()
+	heads := make(map[uint64]uint64, len(txn.tables))
+	for id, tt := range txn.tables {
+		if tt.inserted == 0 && len(tt.deleted) == 0 {
+			continue
+		}
+		ts := db.byID[id]
+		v := ts.head + 1
+		rec := versionRecord{Parent: ts.head, Time: db.now().UnixNano(), Op: opWrite, Added: tt.inserted - int64(len(tt.ownDel)), Deleted: int64(len(tt.deleted))}
+		if f := frags[id]; f != nil {
+			var err error
+			if v, err = db.putManifest(ts, v, &rec, []*fragment{f}, nil); err != nil {
+				return err
+			}
+			f.Xmin = v
+			txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagFragment, f.ID)
+			if err := b.Set(txn.keyBuf, f.appendBinary(nil), nil); err != nil {
+				return ioErrorf(err, "committing")
+			}
+		}
+		if err := txn.writeRows(b, tt, v); err != nil {
+			return err
+		}
+		txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagVersion, v)
+		if err := b.Set(txn.keyBuf, rec.appendBinary(nil), nil); err != nil {
+			return ioErrorf(err, "committing")
+		}
+		heads[id] = v
+	}
+	for key, e := range txn.pk {
+		var err error
+		if e.present {
+			var idBuf [8]byte
+			binary.BigEndian.PutUint64(idBuf[:], e.row)
+			err = b.Set([]byte(key), idBuf[:], nil)
+		} else {
+			err = b.Delete([]byte(key), nil)
+		}
+		if err != nil {
+			return ioErrorf(err, "committing")
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
 		return ioErrorf(err, "committing")
 	}
+	db.commitSeq++
 	if len(txn.pk) > 0 {
-		txn.db.commitSeq.Add(1)
+		db.pkSeq.Add(1)
+	}
+	for id, v := range heads {
+		db.byID[id].setHead(v, db.commitSeq)
+	}
+	return nil
+}
+
+// writeRows adds tt's pending rows (as buffered rows committed by version
+// v) and its deletion markers to b.
+func (txn *Txn) writeRows(b *pebble.Batch, tt *txnTable, v uint64) error {
+	id := tt.t.ID
+	for i, rid := range tt.pendingIDs {
+		if _, gone := tt.ownDel[rid]; gone {
+			delete(tt.ownDel, rid)
+			continue
+		}
+		txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagRow, rid)
+		txn.rowBuf = binary.AppendUvarint(txn.rowBuf[:0], v)
+		txn.rowBuf = appendRow(txn.rowBuf, tt.pending, i)
+		if err := b.Set(txn.keyBuf, txn.rowBuf, nil); err != nil {
+			return ioErrorf(err, "committing")
+		}
+	}
+	// Own rows deleted after they went into the fragment, and committed
+	// rows: a marker with the deleting version.
+	var vb [binary.MaxVarintLen64]byte
+	val := vb[:binary.PutUvarint(vb[:], v)]
+	for _, m := range []map[uint64]struct{}{tt.deleted, tt.ownDel} {
+		for rid := range m {
+			txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagDelete, rid)
+			if err := b.Set(txn.keyBuf, val, nil); err != nil {
+				return ioErrorf(err, "committing")
+			}
+		}
 	}
 	return nil
 }
 
 // conflict builds the 23505 error for an entry that another txn committed
-// first, reading the key values back from this txn's own row.
+// first, reading the key values back from this txn's own rows.
 func (txn *Txn) conflict(e pkEntry) error {
-	f := &rowFinder{txn: txn, t: e.table}
-	b, i, ok, err := f.find(e.row)
-	if err != nil {
-		return err
+	tt := txn.tables[e.table.ID]
+	if i := sort.Search(len(tt.pendingIDs), func(i int) bool { return tt.pendingIDs[i] >= e.row }); i < len(tt.pendingIDs) && tt.pendingIDs[i] == e.row {
+		return uniqueViolation(e.table, tt.pending, i)
 	}
-	if !ok {
-		return pgerror.Newf(pgerror.UniqueViolation, "duplicate key value violates unique constraint %q", e.table.Name+"_pkey")
-	}
-	return uniqueViolation(e.table, b, i)
+	return pgerror.Newf(pgerror.UniqueViolation, "duplicate key value violates unique constraint %q", e.table.Name+"_pkey")
 }
 
 // Rollback discards the txn's writes. It is a no-op after Commit.
@@ -399,8 +554,12 @@ func (txn *Txn) Rollback() {
 	if txn.done {
 		return
 	}
-	txn.done = true
-	_ = txn.b.Close()
+	for _, tt := range txn.tables {
+		if tt.w != nil {
+			tt.w.abort()
+		}
+	}
+	txn.release()
 }
 
 // appendKeyText appends value i of v as PostgreSQL prints it in a key

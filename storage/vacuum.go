@@ -2,23 +2,228 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
+	"strconv"
+	"strings"
 
-	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // VacuumStats reports what Vacuum removed.
 type VacuumStats struct {
 	// Versions is the number of expired table versions forgotten.
 	Versions int
+	// Fragments is the number of fragments compacted away.
+	Fragments int
 	// Objects is the number of chunk and manifest objects deleted.
 	Objects int
-	// Bytes is their total size.
-	Bytes int64
 }
 
 // Vacuum expires the versions of table name (every table if name is "")
-// that fall outside the retention window, then deletes the objects that no
-// retained version references.
+// older than the retention window (never the current one), compacts the
+// table so rows deleted before the oldest retained version are dropped,
+// then deletes the objects that no retained version and no open
+// transaction can read: chunks of fragments compacted away, leftovers of
+// failed or crashed writes, and manifests of expired versions.
 func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
-	return VacuumStats{}, pgerror.New(pgerror.FeatureNotSupported, "VACUUM is not supported yet")
+	var st VacuumStats
+	tables := db.Tables()
+	if name != "" {
+		t, err := db.Table(name)
+		if err != nil {
+			return st, err
+		}
+		tables = []*TableDesc{t}
+	}
+	for _, t := range tables {
+		ts, ok := db.state(t.ID)
+		if !ok {
+			continue
+		}
+		if err := db.expireVersions(ts, &st); err != nil {
+			return st, err
+		}
+		for {
+			n, err := db.compactTable(ctx, ts)
+			if err != nil {
+				return st, err
+			}
+			st.Fragments += n
+			if n < maxCompactFragments {
+				break
+			}
+		}
+		if err := db.collect(ctx, ts, &st); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (db *DB) retention() int64 {
+	r := db.opts.VersionRetention
+	if r == 0 {
+		r = DefaultVersionRetention
+	}
+	return int64(r)
+}
+
+// expireVersions deletes the version records older than the retention
+// window, keeping the current version.
+func (db *DB) expireVersions(ts *tableState, st *VacuumStats) error {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	t := ts.desc
+	cutoff := db.now().UnixNano() - db.retention()
+	if db.opts.VersionRetention < 0 {
+		cutoff = 1<<63 - 1
+	}
+	lo, hi := sectionSpan(t.ID, tagVersion)
+	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return ioErrorf(err, "reading versions of %q", t.Name)
+	}
+	defer it.Close()
+	b := db.kv.NewBatch()
+	defer b.Close()
+	for it.First(); it.Valid(); it.Next() {
+		v, _ := idFromKey(it.Key())
+		if v >= ts.head {
+			break
+		}
+		r, err := decodeVersionRecord(it.Value())
+		if err != nil {
+			return err
+		}
+		if r.Time >= cutoff {
+			break
+		}
+		// An open transaction may still read this version.
+		inUse := false
+		for _, seq := range db.openTxns {
+			if ts.visibleHeadAt(seq) <= v {
+				inUse = true
+			}
+		}
+		if inUse {
+			break
+		}
+		if err := b.Delete(it.Key(), nil); err != nil {
+			return ioErrorf(err, "expiring versions of %q", t.Name)
+		}
+		st.Versions++
+	}
+	if err := it.Error(); err != nil {
+		return ioErrorf(err, "reading versions of %q", t.Name)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return ioErrorf(err, "expiring versions of %q", t.Name)
+	}
+	return nil
+}
+
+// collect deletes the table's objects that nothing can read any more.
+func (db *DB) collect(ctx context.Context, ts *tableState, st *VacuumStats) error {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+	t := ts.desc
+	keys, err := db.store.List(ctx, tableFragsPrefix(t.ID))
+	if err != nil {
+		return ioErrorf(err, "listing objects of %q", t.Name)
+	}
+	// Fragments still being written are claimed first; one that is not
+	// claimed now is either committed (and read below) or abandoned.
+	byFrag := make(map[uint64][]string)
+	for _, k := range keys {
+		rest := strings.TrimPrefix(k, tableFragsPrefix(t.ID))
+		slash := strings.IndexByte(rest, '/')
+		if slash < 0 {
+			continue
+		}
+		id, err := strconv.ParseUint(rest[:slash], 16, 64)
+		if err != nil || db.inflight.has(k) {
+			continue
+		}
+		byFrag[id] = append(byFrag[id], k)
+	}
+	db.commitMu.Lock()
+	live, err := db.liveFragments(db.kv, t)
+	if err != nil {
+		db.commitMu.Unlock()
+		return err
+	}
+	minOpen := ^uint64(0)
+	for _, seq := range db.openTxns {
+		minOpen = min(minOpen, seq)
+	}
+	removed := make(map[uint64]uint64) // fragment → commit seq of removal
+	lo, hi := sectionSpan(t.ID, tagRemoved)
+	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err == nil {
+		for it.First(); it.Valid(); it.Next() {
+			id, _ := idFromKey(it.Key())
+			seq, _ := binary.Uvarint(it.Value())
+			removed[id] = seq
+		}
+		err = it.Close()
+	}
+	head := ts.head
+	db.commitMu.Unlock()
+	if err != nil {
+		return ioErrorf(err, "reading removed fragments of %q", t.Name)
+	}
+	for _, f := range live {
+		delete(byFrag, f.ID)
+	}
+	b := db.kv.NewBatch()
+	defer b.Close()
+	for id, objs := range byFrag {
+		if seq, ok := removed[id]; ok && seq > minOpen {
+			continue // an open transaction's snapshot still lists it
+		}
+		for _, k := range objs {
+			if err := db.store.Delete(ctx, k); err != nil {
+				return ioErrorf(err, "deleting %s", k)
+			}
+			st.Objects++
+		}
+		if _, ok := removed[id]; ok {
+			if err := b.Delete(appendIDKey(nil, t.ID, tagRemoved, id), nil); err != nil {
+				return ioErrorf(err, "vacuuming %q", t.Name)
+			}
+		}
+	}
+	// Removal records whose objects are already gone.
+	for id, seq := range removed {
+		if _, ok := byFrag[id]; !ok && seq <= minOpen {
+			if err := b.Delete(appendIDKey(nil, t.ID, tagRemoved, id), nil); err != nil {
+				return ioErrorf(err, "vacuuming %q", t.Name)
+			}
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return ioErrorf(err, "vacuuming %q", t.Name)
+	}
+	// Manifests of versions that are no longer retained.
+	mkeys, err := db.store.List(ctx, "tables/"+strconv.FormatUint(t.ID, 10)+"/manifests/")
+	if err != nil {
+		return ioErrorf(err, "listing manifests of %q", t.Name)
+	}
+	for _, k := range mkeys {
+		base := k[strings.LastIndexByte(k, '/')+1:]
+		v, err := strconv.ParseUint(strings.TrimSuffix(base, ".dlm"), 16, 64)
+		if err != nil || v > head {
+			continue
+		}
+		_, closer, err := db.kv.Get(appendIDKey(nil, t.ID, tagVersion, v))
+		if err == nil {
+			closer.Close()
+			continue
+		}
+		if err := db.store.Delete(ctx, k); err != nil {
+			return ioErrorf(err, "deleting %s", k)
+		}
+		st.Objects++
+	}
+	return nil
 }
