@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 

@@ -218,8 +218,6 @@ func (db *DB) putManifest(ts *tableState, v uint64, rec *versionRecord, added []
 	return 0, pgerror.Newf(pgerror.SerializationFailure, "could not commit to %q: versions up to %d already have manifests", t.Name, v)
 }
 
-
-
 // liveFragments reads the fragment descriptors of t from r.
 func (db *DB) liveFragments(r pebble.Reader, t *TableDesc) ([]*fragment, error) {
 	lo, hi := sectionSpan(t.ID, tagFragment)
@@ -263,4 +261,5 @@ func (ts *tableState) visibleHeadAt(seq uint64) uint64 {
 	}
 	return h
 }
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
