@@ -66,7 +66,7 @@ func RunUpdate(env *Env, n *plan.Update) (*DMLResult, error) {
 	if err := checkNotNull(n.Table, newRows); err != nil {
 		return nil, err
 	}
-	if err := env.Txn.Delete(n.Table, ids); err != nil {
+	if err := env.Txn.DeleteRows(n.Table, ids, old); err != nil {
 		return nil, err
 	}
 	if err := env.Txn.Insert(n.Table, newRows); err != nil {
@@ -83,7 +83,7 @@ func RunDelete(env *Env, n *plan.Delete) (*DMLResult, error) {
 	}
 	res := &DMLResult{Count: int64(len(ids))}
 	if len(ids) > 0 {
-		if err := env.Txn.Delete(n.Table, ids); err != nil {
+		if err := env.Txn.DeleteRows(n.Table, ids, old); err != nil {
 			return nil, err
 		}
 	}

@@ -140,7 +140,7 @@ func newScan(env *Env, n *plan.Scan) (*scanOp, error) {
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.Scan(n.Table, n.Cols)
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n)})
 	if err != nil {
 		return nil, err
 	}
