@@ -4,13 +4,16 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/deeplaked/deeplaked/session"
@@ -26,7 +29,13 @@ type Options struct {
 	DataDir string
 	// InMemory keeps everything in memory (tests); DataDir is ignored.
 	InMemory bool
-	Logger   *slog.Logger
+	// Storage says where table data lives: empty for DataDir/objects, or
+	// "s3://bucket/prefix" for an S3 bucket (credentials and region from
+	// the standard AWS environment). The catalog stays in DataDir.
+	Storage string
+	// S3Endpoint is the URL of an S3-compatible server; empty means AWS.
+	S3Endpoint string
+	Logger     *slog.Logger
 }
 
 // Server is a running deeplaked.
@@ -49,7 +58,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Logger: logger})
+	store, err := openObjectStore(ctx, opts.Storage, opts.S3Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}
@@ -69,8 +82,32 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.InMemory {
 		dir = "(memory)"
 	}
-	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir)
+	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"))
 	return s, nil
+}
+
+// openObjectStore returns the object store that spec names, or nil for
+// the default under the data directory.
+func openObjectStore(ctx context.Context, spec, endpoint string) (storage.ObjectStore, error) {
+	if spec == "" {
+		if endpoint != "" {
+			return nil, errors.New("an S3 endpoint is set but storage is not s3://bucket/prefix")
+		}
+		return nil, nil
+	}
+	u, err := url.Parse(spec)
+	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.User != nil {
+		return nil, fmt.Errorf("storage %q: want s3://bucket/prefix, or empty for the data directory", spec)
+	}
+	st, err := storage.NewS3Store(ctx, storage.S3Options{
+		Bucket:   u.Host,
+		Prefix:   strings.Trim(u.Path, "/"),
+		Endpoint: endpoint,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: %w", spec, err)
+	}
+	return st, nil
 }
 
 // Addr returns the address the server listens on.

@@ -24,6 +24,8 @@ func envOr(name, def string) string {
 func main() {
 	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
+	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix for S3 (env DEEPLAKED_STORAGE)")
+	s3Endpoint := flag.String("s3-endpoint", envOr("DEEPLAKED_S3_ENDPOINT", ""), "URL of an S3-compatible server; empty for AWS (env DEEPLAKED_S3_ENDPOINT)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -31,7 +33,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	srv, err := server.Start(ctx, server.Options{Listen: *listen, DataDir: *dataDir, Logger: logger})
+	srv, err := server.Start(ctx, server.Options{
+		Listen:     *listen,
+		DataDir:    *dataDir,
+		Storage:    *storageURL,
+		S3Endpoint: *s3Endpoint,
+		Logger:     logger,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deeplaked:", err)
 		os.Exit(1)
