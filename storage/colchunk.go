@@ -579,7 +579,7 @@ func decompress(raw, stored []byte, c Compression) error {
 	switch c {
 	case CompressionZstd:
 		var fh zstd.Header
-		if err := fh.Decode(stored); err != nil || !fh.HasFCS || fh.FrameContentSize != uint64(len(raw)) {
+		if err := fh.Decode(stored); err != nil || (fh.HasFCS && fh.FrameContentSize != uint64(len(raw))) {
 			return corruptionf("column chunk: zstd frame does not hold %d bytes", len(raw))
 		}
 		_, dec := zstdCodecs()
@@ -831,7 +831,7 @@ func appendRaw(dst []byte, typ types.Type, s colShape, v *types.Vec, from, to, v
 	case layoutVar:
 		o0 := v.Bytes.Offsets[from]
 		dst = append(dst, v.Bytes.Data[o0:v.Bytes.Offsets[to]]...)
-		dst = zeroPad8(dst)
+		dst = zeroPad8(dst, base)
 		for i := from; i <= to; i++ {
 			o := v.Bytes.Offsets[i] - o0
 			if i > from && v.Nulls[i-1] && o != v.Bytes.Offsets[i-1]-o0 {
@@ -856,7 +856,7 @@ func appendRaw(dst []byte, typ types.Type, s colShape, v *types.Vec, from, to, v
 	if len(dst)-base != valuesLen {
 		return dst[:base], badValue(typ, -1)
 	}
-	dst = zeroPad8(dst)
+	dst = zeroPad8(dst, base)
 	off := uint32(0)
 	dst = binary.LittleEndian.AppendUint32(dst, 0)
 	for i := from; i < to; i++ {
@@ -865,7 +865,7 @@ func appendRaw(dst []byte, typ types.Type, s colShape, v *types.Vec, from, to, v
 		}
 		dst = binary.LittleEndian.AppendUint32(dst, off)
 	}
-	dst = zeroPad8(dst)
+	dst = zeroPad8(dst, base)
 	for i := from; i < to; i++ {
 		if v.Nulls[i] {
 			dst = append(dst, zeroDims[:hdr]...)
@@ -876,9 +876,10 @@ func appendRaw(dst []byte, typ types.Type, s colShape, v *types.Vec, from, to, v
 	return dst, nil
 }
 
-// zeroPad8 appends zero bytes up to a multiple of 8.
-func zeroPad8(b []byte) []byte {
-	return append(b, zeroDims[:align8(len(b))-len(b)]...)
+// zeroPad8 appends zero bytes until b extends a multiple of 8 past base.
+func zeroPad8(b []byte, base int) []byte {
+	n := len(b) - base
+	return append(b, zeroDims[:align8(n)-n]...)
 }
 
 // zeroDims is the shape of a NULL ragged row.
@@ -914,20 +915,24 @@ func raggedValueOK(typ types.Type, val []byte, elem int) bool {
 // dimsOK reports whether the u32 dims in hdr match the fixed dims of
 // shape and describe exactly n bytes of elem-byte elements.
 func dimsOK(shape []int, hdr []byte, n, elem int) bool {
-	total := elem
+	empty := false
 	for k, want := range shape {
 		d := int(binary.LittleEndian.Uint32(hdr[4*k:]))
 		if want != types.Ragged && d != want {
 			return false
 		}
-		if d == 0 {
-			total = 0
-		} else if total > 0 {
-			if total > n/d {
-				return false
-			}
-			total *= d
+		empty = empty || d == 0
+	}
+	if empty {
+		return n == 0
+	}
+	total := elem
+	for k := range shape {
+		d := int(binary.LittleEndian.Uint32(hdr[4*k:]))
+		if total > n/d {
+			return false
 		}
+		total *= d
 	}
 	return total == n
 }
