@@ -135,7 +135,7 @@ func (db *DB) compactTable(ctx context.Context, ts *tableState) (int, error) {
 // do not overlap, so their rows concatenated in order stay sorted.
 func pickCompaction(frags []*fragment, deleted []uint64, chunkSize int64) []*fragment {
 	var cands []*fragment
-	small := 0
+	small, withDel := 0, 0
 	for _, f := range frags {
 		isSmall := chunksBelow(f, chunkSize/4)
 		i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= f.MinRow })
@@ -145,9 +145,12 @@ func pickCompaction(frags []*fragment, deleted []uint64, chunkSize int64) []*fra
 			if isSmall {
 				small++
 			}
+			if hasDel {
+				withDel++
+			}
 		}
 	}
-	if small < 2 && len(cands) == small {
+	if small < 2 && withDel == 0 {
 		return nil
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].MinRow < cands[j].MinRow })

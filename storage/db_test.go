@@ -494,6 +494,9 @@ func TestCorruptChunk(t *testing.T) {
 	if !errors.Is(err, ErrCorruption) || pgerror.GetCode(err) != pgerror.DataCorrupted {
 		t.Fatalf("err = %v (code %s), want ErrCorruption / XX001", err, pgerror.GetCode(err))
 	}
+	if msg := pgerror.Convert(err).Message; !strings.Contains(msg, `table "w"`) {
+		t.Fatalf("corruption error does not name the table: %q", msg)
+	}
 	if _, _, err2 := sc.Next(); err2 == nil {
 		t.Fatal("scanner recovered from corruption")
 	}

@@ -30,3 +30,9 @@ func undefinedTable(name string) error {
 func assertf(format string, args ...any) error {
 	return pgerror.AssertionFailedf("storage: %s", fmt.Sprintf(format, args...))
 }
+
+// inTable prefixes err's message with where it happened (naming the
+// table), keeping its SQLSTATE and its chain for errors.Is.
+func inTable(err error, format string, args ...any) error {
+	return pgerror.Wrapf(err, pgerror.GetCode(err), format, args...)
+}

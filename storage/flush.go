@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"sort"
 	"time"
 
@@ -80,7 +79,7 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) error {
 				return corruptionf("table %q: bad buffered row %x", t.Name, it.Key())
 			}
 			if err := dec.decode(v[n:]); err != nil {
-				return fmt.Errorf("table %q, row %d: %w", t.Name, id, err)
+				return inTable(err, "table %q, row %d", t.Name, id)
 			}
 			ids = append(ids, id)
 			xmins = append(xmins, x)

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"sort"
 	"sync/atomic"
 
@@ -421,7 +420,7 @@ func (s *Scanner) readBuffered() bool {
 			continue
 		}
 		if err := s.dec.decode(v[n:]); err != nil {
-			s.err = fmt.Errorf("table %q, row %d: %w", s.t.Name, id, err)
+			s.err = inTable(err, "table %q, row %d", s.t.Name, id)
 			return true
 		}
 		s.ids = append(s.ids, id)
@@ -637,7 +636,7 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 	db.stats.ChunksRead.Add(1)
 	vec.SetType(typ)
 	if err := decodeColChunk(data, typ, vec); err != nil {
-		return fmt.Errorf("table %q, object %s: %w", t.Name, key, err)
+		return inTable(err, "table %q, object %s", t.Name, key)
 	}
 	if int64(vec.Len()) != ck.Rows {
 		return corruptionf("table %q, object %s: %d rows, manifest says %d", t.Name, key, vec.Len(), ck.Rows)

@@ -230,7 +230,7 @@ func (db *DB) liveFragments(r pebble.Reader, t *TableDesc) ([]*fragment, error) 
 	for it.First(); it.Valid(); it.Next() {
 		f, err := decodeFragment(it.Value(), len(t.Columns))
 		if err != nil {
-			return nil, fmt.Errorf("table %q: %w", t.Name, err)
+			return nil, inTable(err, "table %q", t.Name)
 		}
 		out = append(out, f)
 	}
