@@ -35,7 +35,10 @@ type Options struct {
 	Storage string
 	// S3Endpoint is the URL of an S3-compatible server; empty means AWS.
 	S3Endpoint string
-	Logger     *slog.Logger
+	// FlushRows overrides storage.DefaultFlushRows (tests use small values
+	// so that rows reach chunks quickly).
+	FlushRows int
+	Logger    *slog.Logger
 }
 
 // Server is a running deeplaked.
@@ -62,7 +65,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger})
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger, FlushRows: opts.FlushRows})
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/deeplaked/deeplaked/internal/s3test"
 	"github.com/deeplaked/deeplaked/server"
 	"github.com/deeplaked/deeplaked/test/sqllogic"
 )
@@ -39,11 +40,38 @@ const deeplakedOnly = "_deeplaked.test"
 func TestSQLLogic(t *testing.T) {
 	files := selectFiles(t)
 	dsn := os.Getenv("SQLLOGIC_DSN")
-	var target target
 	if dsn != "" {
-		target = newPostgresTarget(t, dsn)
-	} else {
-		target = deeplakedTarget{}
+		runFiles(t, files, newPostgresTarget(t, dsn), true)
+		return
+	}
+	// Every file runs against each storage backend: memory, a local data
+	// directory and S3 (a versitygw server). On disk and on S3 rows are
+	// flushed into chunks after every commit, so scans read chunk objects.
+	backends := os.Getenv("SQLLOGIC_BACKENDS")
+	if backends == "" {
+		backends = "memory,local,s3"
+	}
+	for _, b := range strings.Split(backends, ",") {
+		b = strings.TrimSpace(b)
+		t.Run(b, func(t *testing.T) {
+			dt := deeplakedTarget{backend: b}
+			switch b {
+			case "memory", "local":
+			case "s3":
+				dt.s3 = s3test.Start(t)
+				dt.s3.SetEnv(t)
+			default:
+				t.Fatalf("unknown backend %q in SQLLOGIC_BACKENDS (memory, local, s3)", b)
+			}
+			runFiles(t, files, dt, false)
+		})
+	}
+}
+
+func runFiles(t *testing.T, files []string, target target, postgres bool) {
+	dsn := ""
+	if postgres {
+		dsn = "postgres"
 	}
 	for _, path := range files {
 		name := strings.TrimSuffix(filepath.ToSlash(path), ".test")
@@ -211,13 +239,17 @@ type target interface {
 	parallel() bool
 }
 
-// deeplakedTarget starts one in-process server per file, with its data on
-// disk in a temporary directory.
-type deeplakedTarget struct{}
+// deeplakedTarget starts one in-process server per file on a storage
+// backend: "memory", "local" (a temporary data directory) or "s3" (a fresh
+// bucket on s3).
+type deeplakedTarget struct {
+	backend string
+	s3      *s3test.Server
+}
 
 func (deeplakedTarget) parallel() bool { return true }
 
-func (deeplakedTarget) open(t *testing.T) (*pgconn.PgConn, []string) {
+func (d deeplakedTarget) open(t *testing.T) (*pgconn.PgConn, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -225,11 +257,22 @@ func (deeplakedTarget) open(t *testing.T) (*pgconn.PgConn, []string) {
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	srv, err := server.Start(ctx, server.Options{
+	opts := server.Options{
 		Listen:  "127.0.0.1:0",
 		DataDir: t.TempDir(),
 		Logger:  logger,
-	})
+	}
+	switch d.backend {
+	case "memory":
+		opts.InMemory = true
+	case "local":
+		opts.FlushRows = 1
+	case "s3":
+		opts.FlushRows = 1
+		opts.Storage = "s3://" + d.s3.NewBucketName() + "/sqllogic"
+		opts.S3Endpoint = d.s3.Endpoint
+	}
+	srv, err := server.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting server: %v", err)
 	}
