@@ -41,6 +41,17 @@ const (
 	ZoneIsNotNull
 )
 
+var zoneOpNames = [...]string{ZoneEq: "=", ZoneLt: "<", ZoneLe: "<=", ZoneGt: ">", ZoneGe: ">=",
+	ZoneIsNull: "IS NULL", ZoneIsNotNull: "IS NOT NULL"}
+
+// String returns the predicate as SQL spells it.
+func (o ZoneOp) String() string {
+	if int(o) < len(zoneOpNames) && zoneOpNames[o] != "" {
+		return zoneOpNames[o]
+	}
+	return "invalid"
+}
+
 // zoneTextLimit is the longest text bound kept exactly. A longer minimum
 // is cut to this many bytes (a prefix sorts first); a longer maximum is
 // cut, its trailing 0xff bytes dropped and its last byte incremented (it
