@@ -648,31 +648,27 @@ func encodeColChunk(dst []byte, typ types.Type, v *types.Vec, from, to int, comp
 	}
 	rawLen := rawLenOf(s.layout, rows, valuesLen, s.ndims)
 
-	// Uncompressed: raw data goes straight into dst after the header.
-	// Compressed: raw data is built in scratch, then compressed.
-	var raw, stored []byte
-	var scratch, cbuf *[]byte
-	if comp != CompressionNone {
-		scratch = getBuf(rawLen)
+	// Uncompressed, the raw data is built straight into dst after the
+	// header. Compressed, it is built in scratch, then compressed; stored
+	// is what follows the header then: compressed bytes, or the raw ones
+	// when compression does not save 1/8.
+	var stored []byte
+	if comp != CompressionNone && rawLen > 0 {
+		scratch := getBuf(rawLen)
 		defer putBuf(scratch)
-		raw = (*scratch)[:0]
-	}
-	raw, err := appendRaw(raw, typ, s, v, from, to, valuesLen)
-	if err != nil {
-		return dst, zm, err
-	}
-	if comp != CompressionNone && rawLen == 0 {
-		comp, stored = CompressionNone, raw
-	} else if comp != CompressionNone {
-		cbuf = getBuf(0)
+		raw, err := appendRaw((*scratch)[:0], typ, s, v, from, to, valuesLen)
+		if err != nil {
+			return dst, zm, err
+		}
+		cbuf := getBuf(0)
 		defer putBuf(cbuf)
 		c, ok := compress((*cbuf)[:0], raw, comp)
 		*cbuf = c
-		if ok && len(c) <= len(raw)-len(raw)/8 {
-			stored = c
-		} else {
+		if stored = c; !ok || len(c) > len(raw)-len(raw)/8 {
 			comp, stored = CompressionNone, raw
 		}
+	} else {
+		comp = CompressionNone
 	}
 	blockLen := colChunkBlock
 	if comp == CompressionNone && s.layout == layoutFixed && s.width > 0 {
@@ -682,6 +678,7 @@ func encodeColChunk(dst []byte, typ types.Type, v *types.Vec, from, to int, comp
 	if stored != nil {
 		storedLen = len(stored)
 	}
+	var err error
 	blocks := (storedLen + blockLen - 1) / blockLen
 	hl := headerLenOf(s.ndims, blocks, rows, nulls)
 
