@@ -666,6 +666,9 @@ func BenchmarkColChunk(b *testing.B) {
 				b.SetBytes(size)
 				b.ReportAllocs()
 				out := types.NewVec(typ, n)
+				if err := decodeColChunk(data, typ, out); err != nil { // size out once
+					b.Fatal(err)
+				}
 				for b.Loop() {
 					out.Reset()
 					if err := decodeColChunk(data, typ, out); err != nil {
