@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -155,19 +156,25 @@ func returning(env *Env, exprs []plan.Expr, rows *types.Batch, res *DMLResult) e
 
 // checkNotNull enforces NOT NULL (and primary key) columns.
 func checkNotNull(t *storage.TableDesc, b *types.Batch) error {
-	for i, c := range t.Columns {
-		if !c.NotNull {
-			continue
-		}
-		v := b.Cols[i]
-		for r := 0; r < v.Len(); r++ {
-			if v.Nulls[r] {
-				return pgerror.Newf(pgerror.NotNullViolation, "null value in column \"%s\" of relation \"%s\" violates not-null constraint", c.Name, t.Name).
+	_, err := notNullViolation(t, b)
+	return err
+}
+
+// notNullViolation returns the first row of b with a NULL in a NOT NULL
+// column, and its 23502 error; nil if there is none.
+func notNullViolation(t *storage.TableDesc, b *types.Batch) (row int, err error) {
+	if !slices.ContainsFunc(t.Columns, func(c storage.ColumnDesc) bool { return c.NotNull }) {
+		return 0, nil
+	}
+	for r := 0; r < b.Len(); r++ {
+		for i, c := range t.Columns {
+			if c.NotNull && b.Cols[i].Nulls[r] {
+				return r, pgerror.Newf(pgerror.NotNullViolation, "null value in column \"%s\" of relation \"%s\" violates not-null constraint", c.Name, t.Name).
 					WithDetail("Failing row contains (%s).", rowText(b, r))
 			}
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 func rowText(b *types.Batch, r int) string {

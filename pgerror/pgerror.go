@@ -25,6 +25,8 @@ const (
 	InvalidTextRepresentation   Code = "22P02"
 	InvalidBinaryRepresentation Code = "22P03"
 	InvalidJSONText             Code = "22P02"
+	BadCopyFileFormat           Code = "22P04"
+	CharacterNotInRepertoire    Code = "22021"
 	NotNullViolation            Code = "23502"
 	UniqueViolation             Code = "23505"
 	ActiveSQLTransaction        Code = "25001"
@@ -64,10 +66,13 @@ const (
 
 // Error is an error with a SQLSTATE. Severity is ERROR unless set.
 type Error struct {
-	Code     Code
-	Message  string
-	Detail   string
-	Hint     string
+	Code    Code
+	Message string
+	Detail  string
+	Hint    string
+	// Where is the context of the error (PostgreSQL's CONTEXT line, the
+	// ErrorResponse 'W' field): "COPY t, line 3, column b: \"abc\"".
+	Where    string
 	Severity string
 	cause    error
 }
@@ -100,6 +105,20 @@ func (e *Error) WithDetail(format string, args ...any) *Error {
 func (e *Error) WithHint(format string, args ...any) *Error {
 	e.Hint = fmt.Sprintf(format, args...)
 	return e
+}
+
+// WithWhere returns err with its context set to where, as an *Error:
+// a copy of err's own *Error (so shared errors stay untouched), or err
+// converted to XX000. errors.Is and errors.As still see err. A context
+// already present stays first, as PostgreSQL lists the innermost first.
+func WithWhere(err error, where string) *Error {
+	c := *Convert(err)
+	c.cause = err
+	if c.Where != "" {
+		where = c.Where + "\n" + where
+	}
+	c.Where = where
+	return &c
 }
 
 // AssertionFailedf reports a bug: it becomes XX000 for the client and should

@@ -3,7 +3,11 @@
 // sql (parse, bind), planner and exec, writing results to a ResultWriter.
 package session
 
-import "github.com/deeplaked/deeplaked/types"
+import (
+	"io"
+
+	"github.com/deeplaked/deeplaked/types"
+)
 
 // Column describes one result column as RowDescription reports it.
 type Column struct {
@@ -27,6 +31,13 @@ type ResultWriter interface {
 	WriteComplete(tag string) error
 	// WriteEmpty answers an empty query string.
 	WriteEmpty() error
+	// CopyIn starts the data transfer of COPY FROM STDIN: it asks the
+	// client for ncols columns of data, in binary format when binary is set
+	// and in text otherwise, and returns the data stream: the bytes of the
+	// client's CopyData messages, then io.EOF at its CopyDone. A CopyFail
+	// ends the stream with a 57014 error. The reader is valid until the
+	// statement ends; the statement ends with WriteComplete as usual.
+	CopyIn(binary bool, ncols int) (io.Reader, error)
 }
 
 // Transaction status bytes for ReadyForQuery.

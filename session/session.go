@@ -41,6 +41,9 @@ type Session struct {
 	txn      *storage.Txn
 	explicit bool // inside BEGIN ... COMMIT
 	failed   bool // an error occurred inside the explicit transaction
+	// multi is set while a query string of several statements runs: an
+	// implicit transaction block, as PostgreSQL sees it.
+	multi bool
 }
 
 // NewSession starts a session for user on database.
@@ -98,6 +101,7 @@ func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) 
 	if len(stmts) == 0 {
 		return w.WriteEmpty()
 	}
+	s.multi = len(stmts) > 1
 	for _, p := range stmts {
 		if err := s.execOne(ctx, p, w); err != nil {
 			s.abort()
@@ -216,8 +220,55 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			return err
 		}
 		return s.writeDML(w, "DELETE", n.Columns(), res)
+	case *sql.Copy:
+		return s.copyFrom(ctx, st, w)
+	case *sql.Vacuum:
+		return s.vacuum(ctx, st, w)
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
+}
+
+// copyFrom runs COPY ... FROM STDIN in the statement's transaction: a
+// failure leaves none of its rows behind.
+func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) error {
+	n, err := sql.BindCopy(s.eng.db, st)
+	if err != nil {
+		return err
+	}
+	r, err := w.CopyIn(n.Options.Format == plan.CopyBinary, len(n.Target))
+	if err != nil {
+		return err
+	}
+	count, err := exec.RunCopyFrom(s.env(ctx), n, r)
+	if err != nil {
+		return err
+	}
+	return w.WriteComplete("COPY " + strconv.FormatInt(count, 10))
+}
+
+// vacuum runs VACUUM on the named tables, or on every table. As in
+// PostgreSQL it runs outside any transaction block.
+func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) error {
+	if s.explicit || s.multi {
+		return pgerror.New(pgerror.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
+	}
+	db := s.eng.db
+	for _, name := range st.Tables {
+		if _, err := db.Table(name); err != nil {
+			return err
+		}
+	}
+	if len(st.Tables) == 0 {
+		if _, err := db.Vacuum(ctx, ""); err != nil {
+			return err
+		}
+	}
+	for _, name := range st.Tables {
+		if _, err := db.Vacuum(ctx, name); err != nil {
+			return err
+		}
+	}
+	return w.WriteComplete("VACUUM")
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -10,8 +12,12 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// recorder is a ResultWriter that keeps what it is given as text.
-type recorder struct{ out []string }
+// recorder is a ResultWriter that keeps what it is given as text. A COPY
+// FROM STDIN reads copyData.
+type recorder struct {
+	out      []string
+	copyData io.Reader
+}
 
 func (r *recorder) WriteColumns(cols []Column) error {
 	names := make([]string, len(cols))
@@ -39,6 +45,14 @@ func (r *recorder) WriteBatch(b *types.Batch) error {
 
 func (r *recorder) WriteComplete(tag string) error { r.out = append(r.out, tag); return nil }
 func (r *recorder) WriteEmpty() error              { r.out = append(r.out, "empty"); return nil }
+
+func (r *recorder) CopyIn(binary bool, ncols int) (io.Reader, error) {
+	r.out = append(r.out, fmt.Sprintf("copy in binary=%v columns=%d", binary, ncols))
+	if r.copyData == nil {
+		return strings.NewReader(""), nil
+	}
+	return r.copyData, nil
+}
 
 func newSession(t *testing.T) *Session {
 	t.Helper()

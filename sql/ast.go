@@ -20,6 +20,8 @@ type (
 		IfNotExists bool
 		Columns     []ColumnDef
 		PrimaryKey  []string // from a table constraint
+		// Options are the storage parameters of WITH (...).
+		Options []Option
 	}
 	// ColumnDef is one column of CREATE TABLE.
 	ColumnDef struct {
@@ -31,6 +33,8 @@ type (
 		Default    Expr
 		// DefaultSQL is the DEFAULT expression's source text.
 		DefaultSQL string
+		// Compression is the COMPRESSION clause's method, "" if none.
+		Compression string
 	}
 	// DropTable is DROP TABLE.
 	DropTable struct {
@@ -105,6 +109,23 @@ type (
 	}
 	// ShowVar is SHOW name.
 	ShowVar struct{ Name string }
+	// Copy is COPY table [(cols)] FROM STDIN [WITH (options)].
+	Copy struct {
+		Table   string
+		Columns []string
+		Options []Option
+	}
+	// Vacuum is VACUUM [table, ...]; no tables means every table.
+	Vacuum struct{ Tables []string }
+	// Option is one name [value] entry of an option list (COPY's WITH
+	// (...), CREATE TABLE's WITH (...)). Value is the argument as text: a
+	// string or identifier as written, a number in decimal, a boolean as
+	// "true" or "false".
+	Option struct {
+		Name     string
+		Value    string
+		HasValue bool
+	}
 )
 
 // TxKind is the kind of a transaction statement.
@@ -215,6 +236,8 @@ func (*Select) stmt()      {}
 func (*TxStmt) stmt()      {}
 func (*SetVar) stmt()      {}
 func (*ShowVar) stmt()     {}
+func (*Copy) stmt()        {}
+func (*Vacuum) stmt()      {}
 
 func (*ColumnRef) expr()     {}
 func (*Literal) expr()       {}

@@ -561,6 +561,12 @@ func BindCreateTable(cat Catalog, s *CreateTable) (*storage.TableDesc, error) {
 		if c.Serial {
 			cd.NotNull = true
 		}
+		if c.Compression != "" {
+			var err error
+			if cd.Compression, err = columnCompression(c.Compression); err != nil {
+				return nil, err
+			}
+		}
 		if c.Default != nil {
 			if c.Serial {
 				return nil, pgerror.Newf(pgerror.SyntaxError, "multiple default values specified for column \"%s\" of table \"%s\"", c.Name, s.Name)
@@ -589,6 +595,10 @@ func BindCreateTable(cat Catalog, s *CreateTable) (*storage.TableDesc, error) {
 			return nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" named in key does not exist", k)
 		}
 		t.PrimaryKey = append(t.PrimaryKey, idx)
+	}
+	var err error
+	if t.Options, err = tableOptions(s.Options); err != nil {
+		return nil, err
 	}
 	for _, idx := range t.PrimaryKey {
 		c := &t.Columns[idx]

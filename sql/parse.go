@@ -112,6 +112,10 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return nil, unsupported("this form of SET")
 	case *pg.Node_VariableShowStmt:
 		return &ShowVar{Name: strings.ToLower(s.VariableShowStmt.Name)}, nil
+	case *pg.Node_CopyStmt:
+		return convertCopy(s.CopyStmt)
+	case *pg.Node_VacuumStmt:
+		return convertVacuum(s.VacuumStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }
@@ -182,11 +186,13 @@ func convertCreate(c *pg.CreateStmt, text string) (Stmt, error) {
 			return nil, unsupported("this CREATE TABLE element")
 		}
 	}
-	return ct, nil
+	var err error
+	ct.Options, err = convertOptions(c.Options)
+	return ct, err
 }
 
 func convertColumnDef(c *pg.ColumnDef, text string) (ColumnDef, error) {
-	cd := ColumnDef{Name: c.Colname}
+	cd := ColumnDef{Name: c.Colname, Compression: c.Compression}
 	t, serial, err := convertTypeName(c.TypeName)
 	if err != nil {
 		return cd, err

@@ -65,6 +65,11 @@ type conn struct {
 	// ignoreTillSync is set after an error in an extended-protocol message:
 	// as PostgreSQL does, messages are skipped until the next Sync.
 	ignoreTillSync bool
+	// recvErr and terminated are set when reading a COPY's data stream
+	// met a broken connection or a Terminate: the connection ends once
+	// the statement is over.
+	recvErr    error
+	terminated bool
 
 	mu          sync.Mutex
 	state       connState
@@ -252,7 +257,11 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 		c.fatal(pgerror.Newf(pgerror.ProtocolViolation, "invalid frontend message type %d", 'p'))
 		return false
 	}
-	return c.werr == nil
+	if c.recvErr != nil {
+		c.receiveFailed(c.recvErr)
+		return false
+	}
+	return c.werr == nil && !c.terminated
 }
 
 // query runs one simple-protocol query string and ends it with ReadyForQuery.

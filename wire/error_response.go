@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -32,10 +33,21 @@ func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 		Severity:            severity,
 		SeverityUnlocalized: severity,
 		Code:                string(pe.Code),
-		Message:             pe.Message,
-		Detail:              pe.Detail,
-		Hint:                pe.Hint,
+		Message:             noNUL(pe.Message),
+		Detail:              noNUL(pe.Detail),
+		Hint:                noNUL(pe.Hint),
+		Where:               noNUL(pe.Where),
 	}
+}
+
+// noNUL replaces NUL bytes, which would end an ErrorResponse field early
+// and break the message, with U+FFFD. Client data quoted in a message
+// (a bad COPY value, say) may hold them.
+func noNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 // sendError sends err as an ERROR and flushes, so the client learns of it

@@ -11,6 +11,12 @@ import (
 // runPsql runs the psql client against ts with args and returns its output.
 func runPsql(t *testing.T, ts *testServer, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runPsqlStdin(t, ts, "", args...)
+}
+
+// runPsqlStdin runs psql with args and stdin as its standard input.
+func runPsqlStdin(t *testing.T, ts *testServer, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	psql, lerr := exec.LookPath("psql")
 	if lerr != nil {
 		t.Skip("psql not installed")
@@ -21,6 +27,7 @@ func runPsql(t *testing.T, ts *testServer, args ...string) (stdout, stderr strin
 	cmd := exec.CommandContext(ctx, psql, append(append(base, args...), "anydb")...)
 	cmd.Env = append(cmd.Environ(), "PGCONNECT_TIMEOUT=5", "PGAPPNAME=psqltest")
 	var out, errOut strings.Builder
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err

@@ -15,10 +15,13 @@ type resultWriter struct {
 	// ncols is the column count of the current row-returning statement, or
 	// -1 when no RowDescription is open.
 	ncols int
-	// rd, names and cc are reused message buffers.
+	// rd, names, cc and cir are reused message buffers.
 	rd    pgproto3.RowDescription
 	names []byte
 	cc    pgproto3.CommandComplete
+	cir   pgproto3.CopyInResponse
+	// copyIn is the data stream of the running COPY FROM STDIN.
+	copyIn copyInReader
 }
 
 var _ session.ResultWriter = (*resultWriter)(nil)

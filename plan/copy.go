@@ -1,0 +1,58 @@
+package plan
+
+import "github.com/deeplaked/deeplaked/storage"
+
+// CopyFrom is COPY table [(cols)] FROM STDIN: rows decoded from the
+// client's data stream fill the Target columns; every other column takes
+// its Default.
+type CopyFrom struct {
+	Table *storage.TableDesc
+	// Target holds the table ordinals of the input fields, in field order.
+	Target []int
+	// Defaults holds one expression per table column that is not a target
+	// (nil for targets): its DEFAULT, the next serial value, or NULL.
+	Defaults []Expr
+	Options  CopyOptions
+}
+
+// Columns returns nothing: COPY FROM produces no rows.
+func (n *CopyFrom) Columns() []Column { return nil }
+
+// CopyFormat is the data format of a COPY stream.
+type CopyFormat uint8
+
+// COPY formats.
+const (
+	// CopyText is PostgreSQL's text format: delimited fields, backslash
+	// escapes, \N for NULL.
+	CopyText CopyFormat = iota + 1
+	// CopyCSV is comma-separated values with quoting.
+	CopyCSV
+	// CopyBinary is PostgreSQL's binary format (PGCOPY header, per-field
+	// lengths, values in their binary send forms).
+	CopyBinary
+)
+
+// CopyHeader says what COPY FROM does with the first line.
+type CopyHeader uint8
+
+// Header handling.
+const (
+	// HeaderNone: the first line is data.
+	HeaderNone CopyHeader = iota + 1
+	// HeaderSkip: the first line is skipped.
+	HeaderSkip
+	// HeaderMatch: the first line must name the target columns in order.
+	HeaderMatch
+)
+
+// CopyOptions are the validated options of a COPY statement. Delimiter,
+// Null, Quote and Escape apply to text and CSV; Quote and Escape to CSV only.
+type CopyOptions struct {
+	Format    CopyFormat
+	Header    CopyHeader
+	Delimiter byte
+	Null      string
+	Quote     byte
+	Escape    byte
+}
