@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -527,7 +528,23 @@ func TestChunkRawSize(t *testing.T) {
 	}
 }
 
+// raceEnabled reports whether the test binary was built with -race, whose
+// instrumentation allocates.
+func raceEnabled() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
+}
+
 func TestColChunkDecodeAllocs(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector allocates")
+	}
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, typ := range colChunkTestTypes {
 		for _, comp := range allCompressions {
@@ -676,6 +693,41 @@ func BenchmarkColChunk(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestColChunkConcurrent encodes and decodes from several goroutines, as
+// flushes do, sharing the pooled buffers and codecs.
+func TestColChunkConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	typ := types.TensorOf(types.DTInt32, 512)
+	v := genTokens(rng, 200)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			comp := allCompressions[g%len(allCompressions)]
+			out := types.NewVec(typ, 0)
+			for range 5 {
+				b, _, err := encodeColChunk(nil, typ, v, 0, 200, comp)
+				if err == nil {
+					out.Reset()
+					err = decodeColChunk(b, typ, out)
+				}
+				if err == nil && string(out.Bytes.Data) != string(v.Bytes.Data) {
+					err = fmt.Errorf("%s: decoded rows differ", comp)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
