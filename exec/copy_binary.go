@@ -26,6 +26,9 @@ type binaryReader struct {
 	// decoded values.
 	field, elems []byte
 	dims         []int
+	// num receives integers read from the stream (a field of the reader,
+	// so reading one does not allocate).
+	num [4]byte
 }
 
 func copyFormatError(msg string) error { return pgerror.New(pgerror.BadCopyFileFormat, msg) }
@@ -68,23 +71,22 @@ func streamError(err, short error) error {
 }
 
 func (d *binaryReader) int32() (int32, error) {
-	var b [4]byte
-	_, err := io.ReadFull(d.br, b[:])
-	return int32(binary.BigEndian.Uint32(b[:])), err
+	_, err := io.ReadFull(d.br, d.num[:4])
+	return int32(binary.BigEndian.Uint32(d.num[:4])), err
 }
 
 // readRow reads one tuple into the target columns.
 func (d *binaryReader) readRow() (bool, error) {
 	cf := d.cf
 	cf.line++
-	var b [2]byte
-	if n, err := io.ReadFull(d.br, b[:]); err != nil {
+	b := d.num[:2]
+	if n, err := io.ReadFull(d.br, b); err != nil {
 		if n == 0 && err == io.EOF {
 			return false, nil // the end of the stream without a trailer is accepted, as in PostgreSQL
 		}
 		return false, cf.lineError(streamError(err, errUnexpectedEOF), nil)
 	}
-	count := int16(binary.BigEndian.Uint16(b[:]))
+	count := int16(binary.BigEndian.Uint16(b))
 	if count == -1 {
 		// The trailer; the stream must end here.
 		if _, err := d.br.ReadByte(); err != io.EOF {

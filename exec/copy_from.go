@@ -176,14 +176,19 @@ func (cf *copyFrom) appendText(v *types.Vec, val []byte) error {
 	return types.AppendParsed(v, unsafe.String(unsafe.SliceData(val), len(val)))
 }
 
-// checkEncoding rejects bytes that are not UTF-8, or hold a NUL, in a
-// value of a textual type, as PostgreSQL does for its UTF8 encoding.
+// checkEncoding rejects a value of a textual type that is not valid
+// UTF-8 (an escape in text format, a binary value, may make one).
 func checkEncoding(t types.Type, val []byte) error {
 	switch t.Kind {
 	case types.Text, types.Varchar, types.JSON, types.JSONB:
-	default:
-		return nil
+		return validUTF8(val)
 	}
+	return nil
+}
+
+// validUTF8 rejects bytes that are not UTF-8 or hold a NUL, as PostgreSQL
+// does for its UTF8 encoding, naming the first bad sequence.
+func validUTF8(val []byte) error {
 	if utf8.Valid(val) && bytes.IndexByte(val, 0) < 0 {
 		return nil
 	}

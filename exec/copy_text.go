@@ -172,6 +172,9 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 	}
+	if err := validUTF8(line); err != nil {
+		return nil, false, d.cf.lineError(err, nil)
+	}
 	return line, true, nil
 }
 
