@@ -317,7 +317,7 @@ func TestCopyFromErrors(t *testing.T) {
 	conn := connectPgconn(t, ts)
 	mustExec(t, conn, "CREATE TABLE t (a int, b text, c int NOT NULL DEFAULT 5, v vector(2), m uint8[2], j jsonb)")
 	tests := []struct {
-		name, sql, data   string
+		name, sql, data  string
 		code, msg, where string
 	}{
 		{"bad integer", "COPY t (a, b) FROM STDIN", "1\tx\nzz\ty\n",
