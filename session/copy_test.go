@@ -1,0 +1,57 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// runCopy runs q with data as the COPY stream.
+func runCopy(t *testing.T, s *Session, q, data string) (string, error) {
+	t.Helper()
+	r := &recorder{copyData: strings.NewReader(data)}
+	err := s.ExecSimple(context.Background(), q, r)
+	return strings.Join(r.out, "; "), err
+}
+
+func TestCopyFrom(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE t (id serial PRIMARY KEY, a int, b text DEFAULT 'dflt')", "")
+	got, err := runCopy(t, s, "COPY t (a) FROM STDIN; SELECT id, a, b FROM t ORDER BY id", "1\n\\N\n3\n")
+	want := "copy in binary=false columns=1; COPY 3; columns id:integer,a:integer,b:text; 1|1|dflt; 2|NULL|dflt; 3|3|dflt; SELECT 3"
+	if err != nil || got != want {
+		t.Fatalf("got %s, %v\nwant %s", got, err, want)
+	}
+	if got, err := runCopy(t, s, "COPY t FROM STDIN (FORMAT binary)", "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff"); err != nil ||
+		got != "copy in binary=true columns=3; COPY 0" {
+		t.Fatalf("binary: %s, %v", got, err)
+	}
+
+	// A failed COPY leaves nothing behind, with or without other
+	// statements in its implicit transaction.
+	for _, q := range []string{"COPY t (a) FROM STDIN", "INSERT INTO t (a) VALUES (9); COPY t (a) FROM STDIN"} {
+		_, err = runCopy(t, s, q, "4\n5\nx\n")
+		if pgerror.GetCode(err) != pgerror.InvalidTextRepresentation || pgerror.Convert(err).Where != `COPY t, line 3, column a: "x"` {
+			t.Fatalf("%s: %v", q, err)
+		}
+		mustRun(t, s, "SELECT count(*) FROM t", "columns count:bigint; 3; SELECT 1")
+	}
+	// A duplicate primary key is 23505 and rolls the COPY back too.
+	if _, err = runCopy(t, s, "COPY t (id, a) FROM STDIN", "100\t1\n1\t2\n"); pgerror.GetCode(err) != pgerror.UniqueViolation {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	mustRun(t, s, "SELECT count(*) FROM t", "columns count:bigint; 3; SELECT 1")
+}
+
+func TestVacuumOutsideTransactionBlocks(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE t (a int)", "")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	wantCode(t, s, "VACUUM t", pgerror.ActiveSQLTransaction)
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+	wantCode(t, s, "VACUUM t; SELECT 1", pgerror.ActiveSQLTransaction)
+	wantCode(t, s, "SELECT 1; VACUUM", pgerror.ActiveSQLTransaction)
+	wantCode(t, s, "VACUUM nope", pgerror.UndefinedTable)
+}
