@@ -280,7 +280,8 @@ func (c *conn) query(q string) {
 		c.mu.Unlock()
 	}()
 
-	c.rw.reset()
+	c.rw.reset(ctx)
+	defer c.rw.end() // before cancel, even after a panic
 	if err := c.sess.ExecSimple(ctx, q, &c.rw); err != nil {
 		c.sendError(err)
 	}

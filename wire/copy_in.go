@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"context"
 	"io"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -13,12 +16,55 @@ import (
 // itself, on the connection's goroutine, while the session runs the
 // statement.
 type copyInReader struct {
-	c *conn
+	c   *conn
+	ctx context.Context
 	// data is the unread rest of the current CopyData payload; it aliases
 	// the receive buffer and is valid until the next Receive.
 	data []byte
 	// err ends the stream: io.EOF at CopyDone, or the failure.
 	err error
+
+	// stop unregisters interrupt; mu and ended keep a late interrupt
+	// from touching the socket once the statement is over.
+	stop  func() bool
+	mu    sync.Mutex
+	ended bool
+}
+
+// start readies r for a new COPY of the statement whose context is ctx:
+// canceling it (a CancelRequest, a server shutdown) interrupts a read
+// that waits for the client.
+func (r *copyInReader) start(c *conn, ctx context.Context) {
+	r.c, r.ctx, r.data, r.err = c, ctx, nil, nil
+	r.mu.Lock()
+	r.ended = false
+	r.mu.Unlock()
+	r.stop = context.AfterFunc(ctx, r.interrupt)
+}
+
+// interrupt wakes a Receive blocked on the socket by setting a read
+// deadline in the past.
+func (r *copyInReader) interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ended {
+		_ = r.c.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// end is called when the statement is over: reads block again. NB: a
+// Receive cut short by interrupt keeps what it read of a message, so the
+// next Receive resumes it.
+func (r *copyInReader) end() {
+	if r.stop == nil {
+		return
+	}
+	r.stop()
+	r.stop = nil
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+	_ = r.c.nc.SetReadDeadline(time.Time{})
 }
 
 // CopyIn sends CopyInResponse and returns the stream of the client's data.
@@ -38,7 +84,7 @@ func (w *resultWriter) CopyIn(binary bool, ncols int) (io.Reader, error) {
 	if err := c.flush(); err != nil {
 		return nil, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
 	}
-	w.copyIn = copyInReader{c: c}
+	w.copyIn.start(c, w.ctx)
 	return &w.copyIn, nil
 }
 
@@ -62,6 +108,10 @@ func (r *copyInReader) Read(p []byte) (int, error) {
 // statement is over.
 func (r *copyInReader) receive() {
 	msg, err := r.c.be.Receive()
+	if err != nil && r.ctx.Err() != nil {
+		r.err = pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
+		return
+	}
 	if err != nil {
 		r.c.recvErr = err
 		r.err = pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not receive data from client")

@@ -583,3 +583,83 @@ func TestPsqlCopy(t *testing.T) {
 		t.Fatalf("rows: %q %v", stdout, err)
 	}
 }
+
+// rawSessionKey starts a raw session and returns it with its
+// BackendKeyData.
+func rawSessionKey(t *testing.T, ts *testServer) (*rawConn, *pgproto3.BackendKeyData) {
+	t.Helper()
+	c := dialRaw(t, ts)
+	c.writeRaw(packet(pgproto3.ProtocolVersion30, startupBody("user", "u")))
+	var key pgproto3.BackendKeyData
+	for {
+		switch m := c.receive().(type) {
+		case *pgproto3.BackendKeyData:
+			key = *m
+		case *pgproto3.ReadyForQuery:
+			return c, &key
+		}
+	}
+}
+
+// startStalledCopy begins a COPY on c and sends one row but no CopyDone,
+// as a client that stalls.
+func startStalledCopy(t *testing.T, c *rawConn) {
+	t.Helper()
+	c.send(&pgproto3.Query{String: "COPY t FROM STDIN"})
+	if m, ok := c.receive().(*pgproto3.CopyInResponse); !ok {
+		t.Fatalf("got %#v, want CopyInResponse", m)
+	}
+	c.send(&pgproto3.CopyData{Data: []byte("1\n")})
+}
+
+// A CancelRequest ends a COPY that waits for a stalled client; the
+// connection stays usable.
+func TestCopyFromCanceled(t *testing.T) {
+	ts := startRealServer(t)
+	c, key := rawSessionKey(t, ts)
+	c.send(&pgproto3.Query{String: "CREATE TABLE t (a int)"})
+	c.expectReady()
+	startStalledCopy(t, c)
+
+	nc, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	body := binary.BigEndian.AppendUint32(nil, key.ProcessID)
+	if _, err := nc.Write(packet(codeCancelRequest, append(body, key.SecretKey...))); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.expectReady(); !equalStrings(got, []string{"E57014", "ZI"}) {
+		t.Fatalf("canceled COPY answered %v", got)
+	}
+	// The rest of the COPY is ignored; the connection reads normally again.
+	c.send(&pgproto3.CopyData{Data: []byte("2\n")}, &pgproto3.CopyDone{}, &pgproto3.Query{String: "SELECT count(*) FROM t"})
+	if got := c.expectReady(); !equalStrings(got, []string{"T", "D", "CSELECT 1", "ZI"}) {
+		t.Fatalf("query after canceled COPY answered %v", got)
+	}
+}
+
+// Shutdown does not wait for a stalled COPY: it is canceled, then the
+// connection ends with 57P01.
+func TestCopyFromShutdown(t *testing.T) {
+	ts := startRealServer(t)
+	c := rawSession(t, ts)
+	c.send(&pgproto3.Query{String: "CREATE TABLE t (a int)"})
+	c.expectReady()
+	startStalledCopy(t, c)
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- ts.Shutdown(ctx)
+	}()
+	if got := c.expectReady(); !equalStrings(got, []string{"E57014", "ZI"}) {
+		t.Fatalf("COPY at shutdown answered %v", got)
+	}
+	c.expectFatal("57P01")
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}

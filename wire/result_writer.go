@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"context"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -20,14 +22,25 @@ type resultWriter struct {
 	names []byte
 	cc    pgproto3.CommandComplete
 	cir   pgproto3.CopyInResponse
+	// ctx is the running query's context.
+	ctx context.Context
 	// copyIn is the data stream of the running COPY FROM STDIN.
 	copyIn copyInReader
 }
 
 var _ session.ResultWriter = (*resultWriter)(nil)
 
-// reset prepares w for a new query.
-func (w *resultWriter) reset() { w.ncols = -1 }
+// reset prepares w for a new query running under ctx.
+func (w *resultWriter) reset(ctx context.Context) {
+	w.ncols = -1
+	w.ctx = ctx
+}
+
+// end cleans up after a query.
+func (w *resultWriter) end() {
+	w.copyIn.end()
+	w.ctx = nil
+}
 
 // WriteColumns sends the RowDescription of a row-returning statement, every
 // column in text format.
