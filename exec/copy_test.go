@@ -157,12 +157,12 @@ func TestCopyReadLines(t *testing.T) {
 		nums  []int64
 	}{
 		{"text", textOpts, "a\nb\r\n\nc", []string{"a", "b", "", "c"}, []int64{1, 2, 3, 4}},
-		{"escaped newline", textOpts, "a\\\nb\nc\\\\\nd\n", []string{"a\\\nb", `c\\`, "d"}, []int64{2, 3, 4}},
+		{"escaped newline", textOpts, "a\\\nb\nc\\\\\nd\n", []string{"a\\\nb", `c\\`, "d"}, []int64{1, 2, 3}},
 		{"end marker", textOpts, "a\n\\.\nb\n", []string{"a"}, []int64{1}},
 		{"end marker after data", textOpts, "a\nb\\.\nc\n", []string{"a", "b"}, []int64{1, 2}},
 		{"end marker at the end", textOpts, "a\n\\.", []string{"a"}, []int64{1}},
 		{"escaped backslash dot", textOpts, "\\\\.\n", []string{`\\.`}, []int64{1}},
-		{"long lines", textOpts, long + "\n" + long + "\\\n" + long, []string{long, long + "\\\n" + long}, []int64{1, 3}},
+		{"long lines", textOpts, long + "\n" + long + "\\\n" + long, []string{long, long + "\\\n" + long}, []int64{1, 2}},
 		{"csv", csvOpts, "a,b\n\"c\nd\",e\nf\n", []string{"a,b", "\"c\nd\",e", "f"}, []int64{1, 3, 4}},
 		{"csv doubled quotes", csvOpts, "\"a\"\"\nb\"\nc\n", []string{"\"a\"\"\nb\"", "c"}, []int64{2, 3}},
 		{"csv long quoted", csvOpts, "\"" + long + "\n" + long + "\"\nx\n", []string{"\"" + long + "\n" + long + "\"", "x"}, []int64{2, 3}},

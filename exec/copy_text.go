@@ -20,8 +20,11 @@ type textReader struct {
 	opts plan.CopyOptions
 	csv  bool
 
-	// physical counts the physical lines read.
-	physical int64
+	// physical counts the physical lines read, logical the rows (and
+	// header): PostgreSQL numbers text-format lines by the latter, CSV
+	// lines by the former (a quoted newline counts, an escaped one in text
+	// does not).
+	physical, logical int64
 	// done is set at the end of the data.
 	done bool
 	// spill holds a physical line longer than the read buffer; joined a
@@ -109,8 +112,7 @@ func (d *textReader) readRow() (bool, error) {
 
 // readLine returns the next logical line without its line ending, valid
 // until the next call; ok is false at the end of the data. It sets the
-// current line number to the line's last physical line, as PostgreSQL
-// counts.
+// current line number as PostgreSQL counts.
 func (d *textReader) readLine() (line []byte, ok bool, err error) {
 	if d.done {
 		return nil, false, nil
@@ -130,7 +132,7 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 	for {
 		more, marker, err := d.scan(&sc, line)
 		if err != nil {
-			d.cf.line = d.physical
+			d.setLine()
 			return nil, false, d.cf.lineError(err, nil)
 		}
 		if marker >= 0 {
@@ -167,7 +169,7 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		}
 		line = d.joined
 	}
-	d.cf.line = d.physical
+	d.setLine()
 	if !sc.inQuote { // in an unterminated quoted field the newline is data
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		line = bytes.TrimSuffix(line, []byte{'\r'})
@@ -176,6 +178,15 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		return nil, false, d.cf.lineError(err, nil)
 	}
 	return line, true, nil
+}
+
+// setLine sets the current line number at the end of a logical line.
+func (d *textReader) setLine() {
+	d.logical++
+	d.cf.line = d.logical
+	if d.csv {
+		d.cf.line = d.physical
+	}
 }
 
 // endOfData marks the end of the data and discards the rest of the stream

@@ -344,6 +344,8 @@ func TestCopyFromErrors(t *testing.T) {
 			"22P04", "unterminated CSV quoted field", "COPY t, line 2: \"2,\"abc\n\""},
 		{"csv multi-line row counts lines", "COPY t (a, b) FROM STDIN CSV", "1,\"x\ny\"\n2,abc,4\n",
 			"22P04", "extra data after last expected column", `COPY t, line 3: "2,abc,4"`},
+		{"text row over an escaped newline is one line", "COPY t (b) FROM STDIN", "a\\\nb\tx\n",
+			"22P04", "extra data after last expected column", "COPY t, line 1: \"a\\\nb\tx\""},
 		{"header mismatch", "COPY t (a, b) FROM STDIN (FORMAT csv, HEADER match)", "a,c\n1,x\n",
 			"22P04", `column name mismatch in header line field 2: got "c", expected "b"`, `COPY t, line 1: "a,c"`},
 		{"end marker corrupt", "COPY t (a, b) FROM STDIN", "1\tx\n\\.zz\n",
