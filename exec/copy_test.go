@@ -481,3 +481,31 @@ func TestCopyRowAllocs(t *testing.T) {
 		t.Errorf("binary row: %v allocations, want 0", a)
 	}
 }
+
+// appendText hands AppendParsed a string that aliases a reused buffer; the
+// errors it returns must not alias it.
+func TestCopyAppendTextDoesNotRetainInput(t *testing.T) {
+	cf, _ := testCopy(t, textOpts, types.TypText)
+	for _, tc := range []struct {
+		typ types.Type
+		in  string
+	}{
+		{types.TypInt4, "12x"}, {types.TypInt2, "99999"}, {types.TypFloat8, "1e999"}, {types.TypFloat4, "nope"},
+		{types.TypBool, "maybe"}, {types.TypJSON, "{bad"}, {types.TypJSONB, `{"a": tru}`}, {types.TypBytea, `\xzz`},
+		{types.Type{Kind: types.Varchar, Width: 1}, "long"}, {types.VectorOf(2), "[1,x]"},
+		{types.TensorOf(types.DTUint8, 2), "{1,300}"}, {types.TensorOf(types.DTFloat16, 1), "{1e9}"},
+	} {
+		buf := []byte(tc.in)
+		err := cf.appendText(types.NewVec(tc.typ, 1), buf)
+		if err == nil {
+			t.Fatalf("%s %q: no error", tc.typ, tc.in)
+		}
+		msg := err.Error()
+		for i := range buf {
+			buf[i] = '#'
+		}
+		if err.Error() != msg || strings.Contains(msg, "#") {
+			t.Errorf("%s: error changed with its input: %q → %q", tc.typ, msg, err.Error())
+		}
+	}
+}
