@@ -24,30 +24,35 @@ type copyInReader struct {
 	// err ends the stream: io.EOF at CopyDone, or the failure.
 	err error
 
-	// stop unregisters interrupt; mu and ended keep a late interrupt
-	// from touching the socket once the statement is over.
-	stop  func() bool
-	mu    sync.Mutex
-	ended bool
+	// stop unregisters the interrupt of the current statement. gen,
+	// under mu, numbers the statements, so that an interrupt left over
+	// from an earlier one touches nothing.
+	stop func() bool
+	mu   sync.Mutex
+	gen  uint64
 }
 
 // start readies r for a new COPY of the statement whose context is ctx:
 // canceling it (a CancelRequest, a server shutdown) interrupts a read
 // that waits for the client.
 func (r *copyInReader) start(c *conn, ctx context.Context) {
-	r.c, r.ctx, r.data, r.err = c, ctx, nil, nil
+	if r.stop != nil { // an earlier COPY of the same query string
+		r.stop()
+	}
 	r.mu.Lock()
-	r.ended = false
+	r.c, r.ctx, r.data, r.err = c, ctx, nil, nil
+	r.gen++
+	gen := r.gen
 	r.mu.Unlock()
-	r.stop = context.AfterFunc(ctx, r.interrupt)
+	r.stop = context.AfterFunc(ctx, func() { r.interrupt(gen) })
 }
 
 // interrupt wakes a Receive blocked on the socket by setting a read
-// deadline in the past.
-func (r *copyInReader) interrupt() {
+// deadline in the past, if statement gen is still running.
+func (r *copyInReader) interrupt(gen uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.ended {
+	if r.gen == gen {
 		_ = r.c.nc.SetReadDeadline(time.Now())
 	}
 }
@@ -62,7 +67,7 @@ func (r *copyInReader) end() {
 	r.stop()
 	r.stop = nil
 	r.mu.Lock()
-	r.ended = true
+	r.gen++
 	r.mu.Unlock()
 	_ = r.c.nc.SetReadDeadline(time.Time{})
 }

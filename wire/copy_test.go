@@ -511,6 +511,23 @@ func TestRawCopyIn(t *testing.T) {
 		t.Fatalf("COPY answered %v", got)
 	}
 
+	// Two COPYs in one query string, one after the other.
+	startCopy("COPY t FROM STDIN; COPY t (b, a) FROM STDIN")
+	c.send(&pgproto3.CopyData{Data: []byte("10\tp\n")}, &pgproto3.CopyDone{})
+	if m, ok := c.receive().(*pgproto3.CommandComplete); !ok || string(m.CommandTag) != "COPY 1" {
+		t.Fatalf("got %#v, want COPY 1", m)
+	}
+	if m, ok := c.receive().(*pgproto3.CopyInResponse); !ok {
+		t.Fatalf("got %#v, want the second CopyInResponse", m)
+	}
+	c.send(&pgproto3.CopyData{Data: []byte("q\t11\n")}, &pgproto3.CopyDone{}, &pgproto3.Query{String: "DELETE FROM t WHERE a >= 10"})
+	if got := c.expectReady(); !equalStrings(got, []string{"CCOPY 1", "ZI"}) {
+		t.Fatalf("second COPY answered %v", got)
+	}
+	if got := c.expectReady(); !equalStrings(got, []string{"CDELETE 2", "ZI"}) {
+		t.Fatalf("DELETE answered %v", got)
+	}
+
 	startCopy("COPY t FROM STDIN (format binary)")
 	c.send(&pgproto3.CopyData{Data: newPGCopy().tuple(be32(3), []byte("z")).end()}, &pgproto3.CopyDone{})
 	if got := c.expectReady(); !equalStrings(got, []string{"CCOPY 1", "ZI"}) {
