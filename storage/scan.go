@@ -36,6 +36,9 @@ type ZonePred struct {
 type ScanStats struct {
 	ChunksRead   atomic.Int64
 	ChunksPruned atomic.Int64
+	// RangeReads and RangeBytes count byte-range reads of single rows.
+	RangeReads atomic.Int64
+	RangeBytes atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,

@@ -1,0 +1,218 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// FetchRows reads the rows with the given ids (in that order) from the
+// txn's snapshot, for random access such as exact-permutation sampling.
+// Ids of rows that don't exist or are deleted are left out; the returned
+// ids say which rows the batch holds. From an uncompressed fixed-width
+// chunk only the checksum block around the row is read (a byte-range
+// read); other chunks are read whole.
+func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch, []uint64, error) {
+	if err := txn.check(); err != nil {
+		return nil, nil, err
+	}
+	s := newScanner(txn.db, t, ScanOptions{Cols: cols})
+	defer s.Close()
+	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
+		return nil, nil, err
+	}
+	tt := txn.tables[t.ID]
+	if tt != nil {
+		for id := range tt.deleted {
+			s.deleted = append(s.deleted, id)
+		}
+		for id := range tt.ownDel {
+			s.deleted = append(s.deleted, id)
+		}
+		sort.Slice(s.deleted, func(i, j int) bool { return s.deleted[i] < s.deleted[j] })
+	}
+	frags, err := txn.db.liveFragments(txn.snap, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := &fetcher{db: txn.db, t: t, cols: cols, out: s.out, headers: make(map[string]colChunkHeader)}
+	var found []uint64
+	var key []byte
+	for _, id := range ids {
+		if i := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id }); i < len(s.deleted) && s.deleted[i] == id {
+			continue
+		}
+		ok := false
+		// The txn's own unspilled rows.
+		if tt != nil {
+			if i := sort.Search(len(tt.pendingIDs), func(i int) bool { return tt.pendingIDs[i] >= id }); i < len(tt.pendingIDs) && tt.pendingIDs[i] == id {
+				for j, c := range cols {
+					s.out.Cols[j].AppendFrom(tt.pending.Cols[c], i)
+				}
+				ok = true
+			}
+		}
+		// A buffered row.
+		if !ok {
+			key = appendIDKey(key[:0], t.ID, tagRow, id)
+			v, closer, err := txn.snap.Get(key)
+			switch {
+			case err == nil:
+				_, n := binary.Uvarint(v)
+				if n <= 0 {
+					closer.Close()
+					return nil, nil, corruptionf("table %q: bad buffered row %d", t.Name, id)
+				}
+				err = s.dec.decode(v[n:])
+				closer.Close()
+				if err != nil {
+					return nil, nil, inTable(err, "table %q, row %d", t.Name, id)
+				}
+				ok = true
+			case !errors.Is(err, pebble.ErrNotFound):
+				return nil, nil, ioErrorf(err, "reading row %d of %q", id, t.Name)
+			}
+		}
+		// A row in a fragment: committed ones, then the txn's own.
+		if !ok {
+			var mem []*types.Vec
+			cands := frags
+			if tt != nil && tt.w != nil {
+				wf, wm, err := tt.w.view()
+				if err != nil {
+					return nil, nil, err
+				}
+				cands = append(cands[:len(cands):len(cands)], wf)
+				mem = wm
+			}
+			for k, fr := range cands {
+				if id < fr.MinRow || id > fr.MaxRow {
+					continue
+				}
+				var m []*types.Vec
+				if k == len(frags) {
+					m = mem
+				}
+				hit, err := f.fromFragment(fr, m, id)
+				if err != nil {
+					return nil, nil, err
+				}
+				if hit {
+					ok = true
+					break
+				}
+			}
+		}
+		if ok {
+			found = append(found, id)
+		}
+	}
+	s.out.SetLen(len(found))
+	out := s.out
+	s.out = nil
+	return out, found, nil
+}
+
+// fetcher reads single rows out of fragments.
+type fetcher struct {
+	db      *DB
+	t       *TableDesc
+	cols    []int
+	out     *types.Batch
+	headers map[string]colChunkHeader
+	ids     types.Vec
+}
+
+// fromFragment appends row id of fr to out if fr holds it.
+func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool, error) {
+	ctx := context.Background()
+	rc := hiddenRowID(len(f.t.Columns))
+	r := int64(-1)
+	for ci, ck := range fr.Cols[rc] {
+		var ids *types.Vec
+		if ck.Seq == memChunkSeq {
+			ids = mem[rc]
+		} else {
+			if ck.Zone.HasMinMax && (int64(id) < ck.Zone.MinInt || int64(id) > ck.Zone.MaxInt) {
+				continue
+			}
+			f.ids.SetType(types.TypInt8)
+			if err := f.db.readChunk(ctx, f.t, fragChunkKey(f.t.ID, fr.ID, rc, ck.Seq), types.TypInt8, ck, &f.ids); err != nil {
+				return false, err
+			}
+			ids = &f.ids
+		}
+		xs := ids.Ints
+		i := sort.Search(len(xs), func(i int) bool { return uint64(xs[i]) >= id })
+		if i < len(xs) && uint64(xs[i]) == id {
+			r = fr.Cols[rc][ci].Start + int64(i)
+			break
+		}
+	}
+	if r < 0 {
+		return false, nil
+	}
+	for j, c := range f.cols {
+		ck := fr.Cols[c][fr.chunkIndex(c, r)]
+		dst := f.out.Cols[j]
+		if ck.Seq == memChunkSeq {
+			dst.AppendFrom(mem[c], int(r-ck.Start))
+			continue
+		}
+		if err := f.readOne(ctx, fr, c, ck, int(r-ck.Start), dst); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// readOne appends row i of chunk ck of column c to dst, with a byte-range
+// read when the chunk allows one.
+func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
+	key := fragChunkKey(f.t.ID, fr.ID, c, ck.Seq)
+	typ := f.t.Columns[c].Type
+	h, ok := f.headers[key]
+	if !ok {
+		head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
+		if err != nil {
+			return ioErrorf(err, "reading table %q", f.t.Name)
+		}
+		n, err := colChunkHeaderSize(head)
+		if err != nil {
+			return inTable(err, "table %q, object %s", f.t.Name, key)
+		}
+		if n > len(head) {
+			if head, err = f.db.store.GetRange(ctx, key, 0, int64(n)); err != nil {
+				return ioErrorf(err, "reading table %q", f.t.Name)
+			}
+		}
+		if h, err = parseColChunkHeader(head, typ); err != nil {
+			return inTable(err, "table %q, object %s", f.t.Name, key)
+		}
+		f.headers[key] = h
+		f.db.stats.RangeReads.Add(1)
+		f.db.stats.RangeBytes.Add(int64(len(head)))
+	}
+	if off, n, ok := h.rowRange(i); ok {
+		b, err := f.db.store.GetRange(ctx, key, off, n)
+		if err != nil {
+			return ioErrorf(err, "reading table %q", f.t.Name)
+		}
+		f.db.stats.RangeReads.Add(1)
+		f.db.stats.RangeBytes.Add(int64(len(b)))
+		if err := h.decodeRow(i, b, dst); err != nil {
+			return inTable(err, "table %q, object %s", f.t.Name, key)
+		}
+		return nil
+	}
+	v := types.NewVec(typ, int(ck.Rows))
+	if err := f.db.readChunk(ctx, f.t, key, typ, ck, v); err != nil {
+		return err
+	}
+	dst.AppendFrom(v, i)
+	return nil
+}
