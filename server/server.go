@@ -38,7 +38,10 @@ type Options struct {
 	// FlushRows overrides storage.DefaultFlushRows (tests use small values
 	// so that rows reach chunks quickly).
 	FlushRows int
-	Logger    *slog.Logger
+	// VersionRetention is how long old table versions are kept (see
+	// storage.Options.VersionRetention).
+	VersionRetention time.Duration
+	Logger           *slog.Logger
 }
 
 // Server is a running deeplaked.
@@ -65,7 +68,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger, FlushRows: opts.FlushRows})
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention})
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}

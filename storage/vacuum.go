@@ -53,6 +53,10 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 				break
 			}
 		}
+		// The compaction's own version may make older ones expirable.
+		if err := db.expireVersions(ts, &st); err != nil {
+			return st, err
+		}
 		if err := db.collect(ctx, ts, &st); err != nil {
 			return st, err
 		}

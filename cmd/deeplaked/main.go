@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/deeplaked/deeplaked/server"
+	"github.com/deeplaked/deeplaked/storage"
 )
 
 func envOr(name, def string) string {
@@ -21,12 +23,32 @@ func envOr(name, def string) string {
 	return def
 }
 
+// envDuration returns the duration in the environment variable name, or
+// def when it is unset; a malformed value stops the program.
+func envDuration(name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		fmt.Fprintf(os.Stderr, "deeplaked: %s=%q: not a duration such as 168h or 30m\n", name, v)
+		os.Exit(2)
+	}
+	return d
+}
+
 func main() {
 	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
 	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix for S3 (env DEEPLAKED_STORAGE)")
 	s3Endpoint := flag.String("s3-endpoint", envOr("DEEPLAKED_S3_ENDPOINT", ""), "URL of an S3-compatible server; empty for AWS (env DEEPLAKED_S3_ENDPOINT)")
+	retention := flag.Duration("version-retention", envDuration("DEEPLAKED_VERSION_RETENTION", storage.DefaultVersionRetention),
+		"how long old table versions are kept for reading past versions; VACUUM expires older ones, 0s keeps only the current version (env DEEPLAKED_VERSION_RETENTION)")
 	flag.Parse()
+	if *retention == 0 {
+		*retention = -1 // storage reads 0 as "the default"
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(logger)
@@ -39,6 +61,8 @@ func main() {
 		Storage:    *storageURL,
 		S3Endpoint: *s3Endpoint,
 		Logger:     logger,
+
+		VersionRetention: *retention,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deeplaked:", err)
