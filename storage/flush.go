@@ -196,7 +196,7 @@ func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, remov
 		return ioErrorf(err, "committing %q", t.Name)
 	}
 	db.commitSeq++
-	ts.setHead(v, db.commitSeq)
+	ts.setHead(v, db.commitSeq, db.minOpenSeq())
 	return nil
 }
 

@@ -438,3 +438,49 @@ func TestManifestLeftByCrashIsNotOverwritten(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestHorizonWithManyCommits keeps a reader open across more commits than
+// the in-memory version stamps hold, then compacts: rows the reader sees
+// must survive.
+func TestHorizonWithManyCommits(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	tbl := createTable(t, db, intTable("h", 0))
+	insert(t, db, tbl, intRows(0, 200))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reader := db.Begin()
+	defer reader.Rollback()
+	if n := countRows(t, db, reader, tbl); n != 200 {
+		t.Fatal(n)
+	}
+	for i := 0; i < 150; i++ {
+		txn := db.Begin()
+		deleteIDs(t, txn, tbl, func(id int64) bool { return id == int64(i) })
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Vacuum(ctx, "h"); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, db, reader, tbl); n != 200 {
+		t.Fatalf("reader lost rows to compaction: %d, want 200", n)
+	}
+	if n := countRows(t, db, nil, tbl); n != 50 {
+		t.Fatalf("%d rows, want 50", n)
+	}
+	reader.Rollback()
+	if _, err := db.Vacuum(ctx, "h"); err != nil {
+		t.Fatal(err)
+	}
+	frags, _ := db.liveFragments(db.kv, tbl)
+	if len(frags) != 1 || frags[0].Rows != 50 {
+		t.Fatalf("after the reader closed: %d fragments", len(frags))
+	}
+}

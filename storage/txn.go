@@ -503,7 +503,7 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 		db.pkSeq.Add(1)
 	}
 	for id, v := range heads {
-		db.byID[id].setHead(v, db.commitSeq)
+		db.byID[id].setHead(v, db.commitSeq, db.minOpenSeq())
 	}
 	return nil
 }

@@ -240,10 +240,32 @@ func (db *DB) liveFragments(r pebble.Reader, t *TableDesc) ([]*fragment, error) 
 func (db *DB) now() time.Time { return time.Now() }
 
 // setHead records that version v of the table committed at commit
-// sequence seq. Callers hold db.commitMu.
-func (ts *tableState) setHead(v, seq uint64) {
+// sequence seq. Stamps no open transaction can ask about (older than the
+// oldest snapshot, minOpen) fold into baseHead. Callers hold db.commitMu.
+func (ts *tableState) setHead(v, seq, minOpen uint64) {
 	ts.head = v
 	ts.stamps = append(ts.stamps, verStamp{v: v, seq: seq})
+	if len(ts.stamps) < 64 {
+		return
+	}
+	k := 0
+	for k < len(ts.stamps)-1 && ts.stamps[k+1].seq <= minOpen {
+		k++
+	}
+	if k > 0 {
+		ts.baseHead = ts.stamps[k-1].v
+		ts.stamps = append(ts.stamps[:0], ts.stamps[k:]...)
+	}
+}
+
+// minOpenSeq returns the commit sequence of the oldest open snapshot, or
+// the current one. Callers hold db.commitMu.
+func (db *DB) minOpenSeq() uint64 {
+	m := db.commitSeq
+	for _, seq := range db.openTxns {
+		m = min(m, seq)
+	}
+	return m
 }
 
 // verStamp pairs a version with the commit sequence that made it.
