@@ -259,7 +259,11 @@ func (s *S3Store) conditional(ctx context.Context, key string, data []byte, writ
 			(maybeWritten && code == "NoSuchUpload") // a completed upload is gone
 		if refused || (conflict && attempt >= s.opts.MaxAttempts) {
 			if maybeWritten {
-				if got, gerr := s.Get(ctx, key); gerr == nil && bytes.Equal(got, data) {
+				got, gerr := s.Get(ctx, key)
+				if gerr != nil {
+					return fmt.Errorf("s3 put %q: refused after an attempt that may have landed; reading it back: %w", key, gerr)
+				}
+				if bytes.Equal(got, data) {
 					return nil
 				}
 			}
