@@ -94,6 +94,10 @@ type tableState struct {
 	desc *TableDesc
 	// pending approximates the committed buffered rows not yet flushed.
 	pending atomic.Int64
+	// failures counts background flushes failed in a row; retryAt (unix
+	// ns) is when the next may run.
+	failures atomic.Int64
+	retryAt  atomic.Int64
 	// head is the table's current version; baseHead the one it had when
 	// the database opened, and stamps the versions committed since, with
 	// their commit sequence. Guarded by db.commitMu.

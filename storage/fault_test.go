@@ -382,14 +382,7 @@ func TestFaultBackgroundFlushRetries(t *testing.T) {
 // TestFaultBackgroundFlushRetriesWithoutNewRows fails a background flush
 // and then commits a single row: the rows of the failed flush are still
 // more than FlushRows, so the flusher should come back for them.
-//
-// NB: it does not yet. flushTable zeroes the table's pending count before
-// it writes and does not restore it when it fails, so the failed flush's
-// rows are forgotten until FlushRows more rows are committed (the 10 s
-// tick looks at the same count). Nothing is lost, the rows stay buffered
-// in Pebble, but they are not moved into chunks.
 func TestFaultBackgroundFlushRetriesWithoutNewRows(t *testing.T) {
-	t.Skip("a failed background flush is retried only after FlushRows more rows; see the comment")
 	db, fs, tbl := faultDB(t, ftOpts{flushRows: 100})
 	in := fs.Inject(storage.Fault{Ops: ftOps(storage.ObjectPut), Times: 1, Err: storage.ErrInjected})
 	mustInsert(t, db, tbl, 0, 150)

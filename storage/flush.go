@@ -43,7 +43,7 @@ func (db *DB) state(id uint64) (*tableState, bool) {
 // one synced batch that records it and deletes the buffered rows it holds,
 // so a reader sees each row exactly once: buffered before that batch, in
 // the fragment after it.
-func (db *DB) flushTable(ctx context.Context, ts *tableState) error {
+func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	t := ts.desc
@@ -51,8 +51,20 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) error {
 		return nil
 	}
 	// Rows committed after the swap are counted again; rows before it are
-	// in the snapshot.
-	ts.pending.Swap(0)
+	// in the snapshot. A failed flush puts its count back, so the flusher
+	// returns for the rows (after a backoff) even if no more arrive.
+	taken := ts.pending.Swap(0)
+	defer func() {
+		if err != nil {
+			ts.pending.Add(taken)
+			ts.failures.Add(1)
+			backoff := min(flushRetryMax, flushRetryMin<<min(ts.failures.Load(), 10))
+			ts.retryAt.Store(time.Now().Add(backoff).UnixNano())
+		} else {
+			ts.failures.Store(0)
+			ts.retryAt.Store(0)
+		}
+	}()
 	snap := db.kv.NewSnapshot()
 	defer snap.Close()
 	lo, hi := sectionSpan(t.ID, tagRow)
@@ -221,8 +233,16 @@ func (db *DB) maybeKick() {
 }
 
 // compactEvery is how often the background worker looks for fragments to
-// compact when nothing else wakes it.
+// compact.
 const compactEvery = 10 * time.Second
+
+// flushRetryMin and flushRetryMax bound the backoff after a failed
+// background flush of a table; the worker wakes every flushPoll to retry.
+const (
+	flushRetryMin = 100 * time.Millisecond
+	flushRetryMax = 10 * time.Second
+	flushPoll     = time.Second
+)
 
 // flushLoop is the background flusher and compactor.
 func (db *DB) flushLoop() {
@@ -234,22 +254,26 @@ func (db *DB) flushLoop() {
 		cancel()
 	}()
 	limit := int64(db.opts.FlushRows)
-	tick := time.NewTicker(compactEvery)
+	tick := time.NewTicker(flushPoll)
 	defer tick.Stop()
+	lastCompact := time.Now()
 	for {
 		compact := false
 		select {
 		case <-db.stop:
 			return
 		case <-db.kick:
-		case <-tick.C:
-			compact = true
+		case now := <-tick.C:
+			if now.Sub(lastCompact) >= compactEvery {
+				compact, lastCompact = true, now
+			}
 		}
+		now := time.Now().UnixNano()
 		db.catMu.RLock()
 		var due, all []*tableState
 		for _, ts := range db.byID {
 			all = append(all, ts)
-			if ts.pending.Load() > limit {
+			if ts.pending.Load() > limit && ts.retryAt.Load() <= now {
 				due = append(due, ts)
 			}
 		}
