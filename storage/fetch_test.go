@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"testing"
-
 )
 
 func TestFetchRowsByteRange(t *testing.T) {
