@@ -74,9 +74,11 @@ type DB struct {
 	pkSeq atomic.Uint64
 	// inflight holds the fragments being written by open transactions.
 	inflight inflightSet
-	// loadSem bounds the chunk loads running at once.
-	loadSem chan struct{}
-	stats   ScanStats
+	// loadSem bounds the chunk loads running at once; encodeSem the chunk
+	// compressions.
+	loadSem   chan struct{}
+	encodeSem chan struct{}
+	stats     ScanStats
 
 	ctrMu    sync.Mutex
 	counters map[string]*counter
@@ -156,18 +158,19 @@ func Open(opts Options) (*DB, error) {
 		return nil, fmt.Errorf("storage: opening pebble in %s: %w", dir, err)
 	}
 	db := &DB{
-		opts:     opts,
-		log:      opts.Logger,
-		kv:       kv,
-		store:    store,
-		tables:   make(map[string]*tableState),
-		byID:     make(map[uint64]*tableState),
-		counters: make(map[string]*counter),
-		openTxns: make(map[*Txn]uint64),
-		loadSem:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		opts:      opts,
+		log:       opts.Logger,
+		kv:        kv,
+		store:     store,
+		tables:    make(map[string]*tableState),
+		byID:      make(map[uint64]*tableState),
+		counters:  make(map[string]*counter),
+		openTxns:  make(map[*Txn]uint64),
+		loadSem:   make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
+		encodeSem: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	if err := db.loadCatalog(); err != nil {
 		_ = kv.Close()

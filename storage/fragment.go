@@ -219,7 +219,7 @@ func (db *DB) newFragWriter(ctx context.Context, t *TableDesc, perRowXmin bool) 
 		bufStart: make([]int64, n),
 		chunks:   make([][]fragChunk, n),
 		seqs:     make([]uint32, n),
-		sem:      make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
+		sem:      make(chan struct{}, 2*runtime.GOMAXPROCS(0)+2),
 	}
 	for c := range w.types {
 		if c < len(t.Columns) {
@@ -325,15 +325,22 @@ func (w *fragWriter) newVec(c int) *types.Vec {
 
 // encode compresses and uploads chunk idx of column c in the background.
 func (w *fragWriter) encode(c, idx int, seq uint32, v *types.Vec) {
-	w.sem <- struct{}{}
+	w.sem <- struct{}{} // bounds the chunks in flight, hence memory
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer func() { <-w.sem }()
 		buf := getChunkBuf()
 		defer putChunkBuf(buf)
+		// Compression takes a CPU slot; the upload (a file write and
+		// fsync, or a PUT) does not, so other chunks compress meanwhile.
+		w.db.encodeSem <- struct{}{}
 		data, zone, err := encodeColChunk((*buf)[:0], w.types[c], v, 0, v.Len(), w.comps[c])
+		<-w.db.encodeSem
 		*buf = data
+		w.mu.Lock()
+		w.frees = append(w.frees, v)
+		w.mu.Unlock()
 		if err == nil {
 			key := fragChunkKey(w.t.ID, w.id, c, seq)
 			if perr := w.db.store.Put(w.ctx, key, data); perr != nil {
@@ -348,7 +355,6 @@ func (w *fragWriter) encode(c, idx int, seq uint32, v *types.Vec) {
 		w.chunks[c][idx].Size = int64(len(data))
 		w.chunks[c][idx].Zone = zone
 		w.objSum += int64(len(data))
-		w.frees = append(w.frees, v)
 	}()
 }
 
