@@ -13,6 +13,7 @@ import (
 //	m/table/<name>                   table descriptor (JSON)
 //	m/ctr/<name>                     counter high-water mark (uint64 BE)
 //	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
+//	m/role/<name>                    role (JSON, password as a SCRAM verifier)
 //	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
 //	t<table id BE8>f<frag id BE8>    fragment descriptor
 //	t<table id BE8>k<key bytes>      primary key entry → row id BE8
@@ -36,9 +37,12 @@ var (
 	tablePrefix = []byte("m/table/")
 	ctrPrefix   = []byte("m/ctr/")
 	seqPrefix   = []byte("m/seq/")
+	rolePrefix  = []byte("m/role/")
 )
 
 func descKey(name string) []byte { return append(append([]byte(nil), tablePrefix...), name...) }
+
+func roleKey(name string) []byte { return append(append([]byte(nil), rolePrefix...), name...) }
 
 func ctrKey(name string) []byte { return append(append([]byte(nil), ctrPrefix...), name...) }
 

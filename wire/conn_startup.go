@@ -10,9 +10,11 @@ import (
 	"github.com/deeplaked/deeplaked/session"
 )
 
-// startup runs the handshake: it answers SSL and GSS encryption requests
+// startup runs the handshake: it answers an SSLRequest with 'S' and a TLS
+// handshake when TLS is configured, other SSL and GSS encryption requests
 // with 'N' (the client goes on in the clear), serves a CancelRequest,
-// negotiates the protocol version, creates the session and sends
+// negotiates the protocol version, refuses connections beyond
+// MaxConnections, authenticates the user, creates the session and sends
 // AuthenticationOk, the ParameterStatus messages, BackendKeyData and the
 // first ReadyForQuery. It reports whether the connection goes on.
 func (c *conn) startup() bool {
@@ -37,6 +39,12 @@ func (c *conn) startup() bool {
 		if (p.code == codeSSLRequest && !sslDone) || (p.code == codeGSSENCRequest && !gssDone) {
 			sslDone = sslDone || p.code == codeSSLRequest
 			gssDone = gssDone || p.code == codeGSSENCRequest
+			if p.code == codeSSLRequest && c.srv.opts.TLS != nil {
+				if !c.startTLS() {
+					return false
+				}
+				continue
+			}
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false
 			}
@@ -64,9 +72,25 @@ func (c *conn) startup() bool {
 		return false
 	}
 	info.RemoteAddr = c.nc.RemoteAddr()
+	if nc, ok := c.nc.(*netConn); ok && nc.overLimit {
+		c.fatal(errTooManyClients)
+		return false
+	}
 	if p.minor() > protocolMinor || len(pqOptions) > 0 {
 		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: protocolMinor, UnrecognizedOptions: pqOptions})
 	}
+	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	cred, err := c.authenticate(info.User)
+	if err != nil {
+		var pe *pgerror.Error
+		if errors.As(err, &pe) {
+			c.fatal(pe)
+		}
+		c.logger.Debug("authentication failed", "user", info.User, "err", err)
+		return false
+	}
+	info.Superuser = cred.Superuser
 	if c.sess, err = c.newSession(info); err != nil {
 		c.fatal(err)
 		return false
@@ -84,8 +108,6 @@ func (c *conn) startup() bool {
 		return false
 	}
 	_ = c.nc.SetDeadline(time.Time{})
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -111,4 +133,27 @@ func (c *conn) newSession(info StartupInfo) (sess Session, err error) {
 		err = pgerror.AssertionFailedf("engine returned no session")
 	}
 	return sess, err
+}
+
+// errTooManyClients is PostgreSQL's error for a connection beyond
+// max_connections.
+var errTooManyClients = pgerror.New("53300", "sorry, too many clients already")
+
+// startTLS answers an SSLRequest with 'S' and runs the TLS handshake on
+// the same socket; the startup packet then comes over TLS.
+func (c *conn) startTLS() bool {
+	nc, ok := c.nc.(*netConn)
+	if !ok {
+		_, err := c.nc.Write([]byte{'N'})
+		return err == nil
+	}
+	if _, err := nc.Write([]byte{'S'}); err != nil {
+		return false
+	}
+	if err := nc.startTLS(c.srv.opts.TLS, c.srv.opts.StartupTimeout); err != nil {
+		c.logger.Debug("TLS handshake failed", "err", err)
+		return false
+	}
+	_ = nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
+	return true
 }

@@ -7,6 +7,8 @@ package wire
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -31,6 +33,9 @@ type StartupInfo struct {
 	// database included, except protocol options ("_pq_.*").
 	Params     map[string]string
 	RemoteAddr net.Addr
+	// Superuser is set for a superuser role, and for everyone under trust
+	// authentication.
+	Superuser bool
 }
 
 // Session runs the statements of one client connection. The server calls it
@@ -58,6 +63,16 @@ type Options struct {
 	// StartupTimeout bounds the startup handshake; 0 means
 	// DefaultStartupTimeout.
 	StartupTimeout time.Duration
+	// Auth is the password exchange clients must pass; the zero value is
+	// AuthTrust.
+	Auth AuthMethod
+	// Roles looks roles up for every method but AuthTrust.
+	Roles RoleSource
+	// TLS, when set, is offered to clients that send an SSLRequest.
+	TLS *tls.Config
+	// MaxConnections bounds the open client connections; beyond it a new
+	// one gets FATAL 53300. 0 means no limit.
+	MaxConnections int
 }
 
 // Defaults for Options.
@@ -84,6 +99,8 @@ type Server struct {
 	conns     map[*conn]struct{}
 	keys      cancelKeys
 	handlers  sync.WaitGroup
+	// mockKey derives made-up verifiers for roles that cannot log in.
+	mockKey [32]byte
 }
 
 // NewServer returns a server that creates sessions with eng.
@@ -98,7 +115,7 @@ func NewServer(eng Engine, opts Options) *Server {
 		opts.StartupTimeout = DefaultStartupTimeout
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		eng:       eng,
 		opts:      opts,
 		logger:    opts.Logger,
@@ -108,6 +125,8 @@ func NewServer(eng Engine, opts Options) *Server {
 		conns:     make(map[*conn]struct{}),
 		keys:      cancelKeys{byPID: make(map[uint32]*conn)},
 	}
+	_, _ = rand.Read(s.mockKey[:])
+	return s
 }
 
 // Serve accepts connections on ln until ln is closed or Shutdown is called.
@@ -144,13 +163,15 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := newConn(s, nc)
+		wc := newNetConn(nc)
+		c := newConn(s, wc)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			_ = nc.Close()
 			return nil
 		}
+		wc.overLimit = s.opts.MaxConnections > 0 && len(s.conns) >= s.opts.MaxConnections
 		s.conns[c] = struct{}{}
 		s.handlers.Add(1)
 		s.mu.Unlock()

@@ -147,7 +147,7 @@ func initialParameterStatuses(info StartupInfo) []parameterStatus {
 		{"in_hot_standby", "off"},
 		{"integer_datetimes", "on"},
 		{"IntervalStyle", "postgres"},
-		{"is_superuser", "on"},
+		{"is_superuser", onOff(info.Superuser)},
 		{"server_encoding", "UTF8"},
 		{"server_version", ServerVersion},
 		{"session_authorization", info.User},
@@ -170,4 +170,11 @@ func (p startupPacket) String() string {
 		return "GSSENCRequest"
 	}
 	return fmt.Sprintf("StartupMessage %d.%d", p.major(), p.minor())
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
