@@ -43,6 +43,13 @@ type ObjectStore interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 }
 
+// bufferedGetter is implemented by stores that can read an object into a
+// caller's buffer, sparing an allocation per read.
+type bufferedGetter interface {
+	// GetInto appends the whole object to buf and returns it.
+	GetInto(ctx context.Context, key string, buf []byte) ([]byte, error)
+}
+
 // MemStore is an ObjectStore held in memory, for tests and InMemory
 // databases.
 type MemStore struct {
@@ -261,6 +268,44 @@ func (d *DirStore) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, d.wrap(key, err)
 	}
 	return data, nil
+}
+
+// GetInto implements bufferedGetter.
+func (d *DirStore) GetInto(ctx context.Context, key string, buf []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, d.wrap(key, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, d.wrap(key, err)
+	}
+	n := int(st.Size())
+	start := len(buf)
+	if cap(buf) < start+n {
+		nb := make([]byte, start, start+n)
+		copy(nb, buf)
+		buf = nb
+	}
+	buf = buf[:start+n]
+	if _, err := io.ReadFull(f, buf[start:]); err != nil {
+		return nil, d.wrap(key, err)
+	}
+	// A file that grew since Stat would be a different object: objects
+	// are immutable, so read to EOF only to detect it.
+	var one [1]byte
+	if m, _ := f.Read(one[:]); m != 0 {
+		return nil, fmt.Errorf("get %q: object changed while read", key)
+	}
+	return buf, nil
 }
 
 func (d *DirStore) wrap(key string, err error) error {

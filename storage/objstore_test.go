@@ -85,3 +85,27 @@ func TestObjectStores(t *testing.T) {
 		t.Fatal("key escaping the directory accepted")
 	}
 }
+
+func TestDirStoreGetInto(t *testing.T) {
+	d, err := NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := d.Put(ctx, "a/b", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("x")
+	got, err := d.GetInto(ctx, "a/b", buf)
+	if err != nil || string(got) != "xhello" {
+		t.Fatalf("GetInto = %q, %v", got, err)
+	}
+	big := make([]byte, 0, 64)
+	got, err = d.GetInto(ctx, "a/b", big)
+	if err != nil || string(got) != "hello" || &got[0] != &big[:1][0] {
+		t.Fatalf("GetInto did not reuse the buffer: %q, %v", got, err)
+	}
+	if _, err := d.GetInto(ctx, "nope", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -627,9 +628,21 @@ func (cc *colCursor) start(i int) *chunkLoad {
 	return ld
 }
 
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
+
 // readChunk reads and decodes the chunk object key into vec.
 func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types.Type, ck fragChunk, vec *types.Vec) error {
-	data, err := db.store.Get(ctx, key)
+	var data []byte
+	var err error
+	if bg, ok := db.store.(bufferedGetter); ok {
+		// Read into a pooled buffer: the decoded Vec holds its own copy.
+		buf := readBufs.Get().(*[]byte)
+		defer readBufs.Put(buf)
+		data, err = bg.GetInto(ctx, key, (*buf)[:0])
+		*buf = data
+	} else {
+		data, err = db.store.Get(ctx, key)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return pgerror.New(pgerror.QueryCanceled, "scan closed")
