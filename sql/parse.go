@@ -116,6 +116,12 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCopy(s.CopyStmt)
 	case *pg.Node_VacuumStmt:
 		return convertVacuum(s.VacuumStmt)
+	case *pg.Node_CreateRoleStmt:
+		return convertCreateRole(s.CreateRoleStmt)
+	case *pg.Node_AlterRoleStmt:
+		return convertAlterRole(s.AlterRoleStmt)
+	case *pg.Node_DropRoleStmt:
+		return convertDropRole(s.DropRoleStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }
