@@ -20,6 +20,9 @@ import (
 type Engine struct {
 	db     *storage.DB
 	logger *slog.Logger
+	// AuthEnabled restricts role statements to superusers; set it before
+	// the first session when clients authenticate with passwords.
+	AuthEnabled bool
 }
 
 // NewEngine returns an engine serving db.
@@ -224,6 +227,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.copyFrom(ctx, st, w)
 	case *sql.Vacuum:
 		return s.vacuum(ctx, st, w)
+	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
+		return s.execRole(st, w)
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }
