@@ -42,6 +42,21 @@ type Options struct {
 	// storage.Options.VersionRetention).
 	VersionRetention time.Duration
 	Logger           *slog.Logger
+
+	// Auth is "trust", "scram", "md5" (runs SCRAM, see docs/protocol.md)
+	// or "password"; empty means trust when Listen is a loopback address
+	// and scram otherwise.
+	Auth string
+	// BootstrapUser and BootstrapPassword make a superuser on start when
+	// the password is set and the role does not exist;
+	// BootstrapUser defaults to DefaultBootstrapUser.
+	BootstrapUser     string
+	BootstrapPassword string
+	// TLSCert and TLSKey are PEM files; when set, clients may use TLS.
+	TLSCert, TLSKey string
+	// MaxConnections bounds client connections; 0 means
+	// DefaultMaxConnections, negative means no limit.
+	MaxConnections int
 }
 
 // Server is a running deeplaked.
@@ -64,6 +79,20 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
+	method, err := authMethod(opts.Auth, opts.Listen)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := loadTLS(opts.TLSCert, opts.TLSKey)
+	if err != nil {
+		return nil, err
+	}
+	maxConns := opts.MaxConnections
+	if maxConns == 0 {
+		maxConns = DefaultMaxConnections
+	} else if maxConns < 0 {
+		maxConns = 0
+	}
 	store, err := openObjectStore(ctx, opts.Storage, opts.S3Endpoint)
 	if err != nil {
 		return nil, err
@@ -72,6 +101,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}
+	if err := bootstrapRole(db, method, opts.BootstrapUser, opts.BootstrapPassword, logger); err != nil {
+		db.Close()
+		return nil, err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
 	if err != nil {
@@ -79,7 +112,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Listen, err)
 	}
 	s := &Server{db: db, ln: ln, served: make(chan error, 1), logger: logger}
-	s.wire = wire.NewServer(engineAdapter{session.NewEngine(db, logger)}, wire.Options{Logger: logger})
+	eng := session.NewEngine(db, logger)
+	eng.AuthEnabled = method != wire.AuthTrust
+	s.wire = wire.NewServer(engineAdapter{eng}, wire.Options{
+		Logger:         logger,
+		Auth:           method,
+		Roles:          roleSource{db},
+		TLS:            tlsConfig,
+		MaxConnections: maxConns,
+	})
 	go func() { s.served <- s.wire.Serve(ln) }()
 	dir := opts.DataDir
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -88,7 +129,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.InMemory {
 		dir = "(memory)"
 	}
-	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"))
+	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"), "auth", method.String(), "tls", tlsConfig != nil)
 	return s, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,6 +39,21 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return d
 }
 
+// envInt returns the integer in the environment variable name, or def
+// when it is unset; a malformed value stops the program.
+func envInt(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "deeplaked: %s=%q: not a positive integer\n", name, v)
+		os.Exit(2)
+	}
+	return n
+}
+
 func main() {
 	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
@@ -45,6 +61,12 @@ func main() {
 	s3Endpoint := flag.String("s3-endpoint", envOr("DEEPLAKED_S3_ENDPOINT", ""), "URL of an S3-compatible server; empty for AWS (env DEEPLAKED_S3_ENDPOINT)")
 	retention := flag.Duration("version-retention", envDuration("DEEPLAKED_VERSION_RETENTION", storage.DefaultVersionRetention),
 		"how long old table versions are kept for reading past versions; VACUUM expires older ones, 0s keeps only the current version (env DEEPLAKED_VERSION_RETENTION)")
+	auth := flag.String("auth", envOr("DEEPLAKED_AUTH", ""), "client authentication: trust, scram, md5 (answered with SCRAM) or password; default trust on a loopback --listen, scram otherwise (env DEEPLAKED_AUTH)")
+	bootstrapUser := flag.String("bootstrap-user", envOr("DEEPLAKED_BOOTSTRAP_USER", server.DefaultBootstrapUser),
+		"superuser created on start, with the password in env DEEPLAKED_BOOTSTRAP_PASSWORD, if it does not exist (env DEEPLAKED_BOOTSTRAP_USER)")
+	tlsCert := flag.String("tls-cert", envOr("DEEPLAKED_TLS_CERT", ""), "PEM certificate file; with --tls-key, clients may connect over TLS (env DEEPLAKED_TLS_CERT)")
+	tlsKey := flag.String("tls-key", envOr("DEEPLAKED_TLS_KEY", ""), "PEM private key file (env DEEPLAKED_TLS_KEY)")
+	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
 	flag.Parse()
 	if *retention == 0 {
 		*retention = -1 // storage reads 0 as "the default"
@@ -63,6 +85,13 @@ func main() {
 		Logger:     logger,
 
 		VersionRetention: *retention,
+
+		Auth:              *auth,
+		BootstrapUser:     *bootstrapUser,
+		BootstrapPassword: os.Getenv("DEEPLAKED_BOOTSTRAP_PASSWORD"),
+		TLSCert:           *tlsCert,
+		TLSKey:            *tlsKey,
+		MaxConnections:    max(*maxConns, -1),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deeplaked:", err)
