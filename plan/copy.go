@@ -18,6 +18,19 @@ type CopyFrom struct {
 // Columns returns nothing: COPY FROM produces no rows.
 func (n *CopyFrom) Columns() []Column { return nil }
 
+// CopyTo is COPY table [(cols)] TO STDOUT or COPY (query) TO STDOUT: the
+// rows of Query, written to the client in the Options' format.
+type CopyTo struct {
+	Query   Node
+	Options CopyOptions
+	// ForceQuote marks, per output column, the CSV values quoted even
+	// when they need not be (FORCE_QUOTE); nil when none is.
+	ForceQuote []bool
+}
+
+// Columns returns the columns of the copied rows.
+func (n *CopyTo) Columns() []Column { return n.Query.Columns() }
+
 // CopyFormat is the data format of a COPY stream.
 type CopyFormat uint8
 
@@ -33,7 +46,8 @@ const (
 	CopyBinary
 )
 
-// CopyHeader says what COPY FROM does with the first line.
+// CopyHeader says what COPY FROM does with the first line; for COPY TO,
+// HeaderSkip writes a line of column names.
 type CopyHeader uint8
 
 // Header handling.

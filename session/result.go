@@ -38,6 +38,13 @@ type ResultWriter interface {
 	// ends the stream with a 57014 error. The reader is valid until the
 	// statement ends; the statement ends with WriteComplete as usual.
 	CopyIn(binary bool, ncols int) (io.Reader, error)
+	// CopyOut starts the data transfer of COPY TO STDOUT: it tells the
+	// client that ncols columns follow, in binary format when binary is set
+	// and in text otherwise, and returns the stream to write them to: each
+	// Write is one CopyData message (PostgreSQL sends one per row), and the
+	// slice is not kept. The statement ends with WriteComplete, which ends
+	// the data first; an error ends it without.
+	CopyOut(binary bool, ncols int) (io.Writer, error)
 }
 
 // Transaction status bytes for ReadyForQuery.

@@ -225,6 +225,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.writeDML(w, "DELETE", n.Columns(), res)
 	case *sql.Copy:
 		return s.copyFrom(ctx, st, w)
+	case *sql.CopyTo:
+		return s.copyTo(ctx, st, w)
 	case *sql.Vacuum:
 		return s.vacuum(ctx, st, w)
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
@@ -245,6 +247,30 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 		return err
 	}
 	count, err := exec.RunCopyFrom(s.env(ctx), n, r)
+	if err != nil {
+		return err
+	}
+	return w.WriteComplete("COPY " + strconv.FormatInt(count, 10))
+}
+
+// copyTo runs COPY ... TO STDOUT, streaming the rows to the client as
+// the query produces them.
+func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) error {
+	n, err := sql.BindCopyTo(s.eng.db, st)
+	if err != nil {
+		return err
+	}
+	n.Query = planner.Optimize(n.Query)
+	ct, err := exec.NewCopyTo(s.env(ctx), n)
+	if err != nil {
+		return err
+	}
+	defer ct.Close()
+	out, err := w.CopyOut(n.Options.Format == plan.CopyBinary, len(n.Columns()))
+	if err != nil {
+		return err
+	}
+	count, err := ct.Run(out)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 type recorder struct {
 	out      []string
 	copyData io.Reader
+	// copied collects the data of COPY TO.
+	copied bytes.Buffer
 }
 
 func (r *recorder) WriteColumns(cols []Column) error {
@@ -52,6 +55,11 @@ func (r *recorder) CopyIn(binary bool, ncols int) (io.Reader, error) {
 		return strings.NewReader(""), nil
 	}
 	return r.copyData, nil
+}
+
+func (r *recorder) CopyOut(binary bool, ncols int) (io.Writer, error) {
+	r.out = append(r.out, fmt.Sprintf("copy out binary=%v columns=%d", binary, ncols))
+	return &r.copied, nil
 }
 
 func newSession(t *testing.T) *Session {

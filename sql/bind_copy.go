@@ -1,10 +1,12 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 )
 
 // BindCopy binds COPY table [(cols)] FROM STDIN: the target columns (all
@@ -35,7 +37,7 @@ func BindCopy(cat Catalog, s *Copy) (*plan.CopyFrom, error) {
 		isTarget[idx] = true
 		n.Target = append(n.Target, idx)
 	}
-	if n.Options, err = copyOptions(s.Options); err != nil {
+	if n.Options, err = copyOptions(s.Options, true); err != nil {
 		return nil, err
 	}
 	for i := range t.Columns {
@@ -48,12 +50,13 @@ func BindCopy(cat Catalog, s *Copy) (*plan.CopyFrom, error) {
 	return n, nil
 }
 
-// copyOptions validates COPY FROM options with PostgreSQL's rules and
-// messages (ProcessCopyOptions).
-func copyOptions(list []Option) (plan.CopyOptions, error) {
+// copyOptions validates the options of COPY FROM (from set) or COPY TO
+// with PostgreSQL's rules and messages (ProcessCopyOptions).
+func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 	opts := plan.CopyOptions{Format: plan.CopyText, Header: plan.HeaderNone}
 	seen := make(map[string]bool, len(list))
 	var delim, null, quote, escape *string
+	forceQuote := false
 	for _, o := range list {
 		if seen[o.Name] {
 			return opts, pgerror.New(pgerror.SyntaxError, "conflicting or redundant options")
@@ -68,6 +71,8 @@ func copyOptions(list []Option) (plan.CopyOptions, error) {
 				opts.Format = plan.CopyCSV
 			case "binary":
 				opts.Format = plan.CopyBinary
+			case "tensor":
+				return opts, unsupported("COPY format tensor")
 			default:
 				return opts, pgerror.Newf(pgerror.InvalidParameterValue, "COPY format \"%s\" not recognized", o.Value)
 			}
@@ -75,6 +80,9 @@ func copyOptions(list []Option) (plan.CopyOptions, error) {
 			h, ok := copyHeader(o)
 			if !ok {
 				return opts, pgerror.Newf(pgerror.SyntaxError, "%s requires a Boolean value or \"match\"", o.Name)
+			}
+			if h == plan.HeaderMatch && !from {
+				return opts, pgerror.Newf(pgerror.FeatureNotSupported, "cannot use \"%s\" with HEADER in COPY TO", o.Value)
 			}
 			opts.Header = h
 		case "delimiter":
@@ -89,7 +97,12 @@ func copyOptions(list []Option) (plan.CopyOptions, error) {
 			if !strings.EqualFold(strings.ReplaceAll(o.Value, "-", ""), "utf8") && !strings.EqualFold(o.Value, "unicode") {
 				return opts, pgerror.Newf(pgerror.FeatureNotSupported, "COPY encoding \"%s\" is not supported; data must be UTF8", o.Value)
 			}
-		case "freeze", "force_quote", "force_not_null", "force_null", "default", "on_error", "log_verbosity":
+		case "force_quote":
+			if from {
+				return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY force quote only available using COPY TO")
+			}
+			forceQuote = true
+		case "freeze", "force_not_null", "force_null", "default", "on_error", "log_verbosity":
 			return opts, unsupported("COPY option " + strings.ToUpper(o.Name))
 		default:
 			return opts, pgerror.Newf(pgerror.SyntaxError, "option \"%s\" not recognized", o.Name)
@@ -152,6 +165,9 @@ func copyOptions(list []Option) (plan.CopyOptions, error) {
 	if csv && len(e) != 1 {
 		return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY escape must be a single one-byte character")
 	}
+	if !csv && forceQuote {
+		return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY force quote available only in CSV mode")
+	}
 	if strings.Contains(nl, d) {
 		return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY delimiter must not appear in the NULL specification")
 	}
@@ -180,4 +196,69 @@ func copyHeader(o Option) (plan.CopyHeader, bool) {
 		return plan.HeaderMatch, true
 	}
 	return 0, false
+}
+
+// BindCopyTo binds COPY table [(cols)] TO STDOUT and COPY (query) TO
+// STDOUT: the query whose rows are copied, the options and FORCE_QUOTE's
+// columns, checked as PostgreSQL checks them (table, options, columns).
+func BindCopyTo(cat Catalog, s *CopyTo) (*plan.CopyTo, error) {
+	n := &plan.CopyTo{}
+	var t *storage.TableDesc
+	if s.Query == nil {
+		var err error
+		if t, err = cat.Table(s.Table); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if n.Options, err = copyOptions(s.Options, false); err != nil {
+		return nil, err
+	}
+	if t != nil {
+		scan := &plan.Scan{Table: t}
+		seen := make([]bool, len(t.Columns))
+		for _, name := range s.Columns {
+			idx := columnIndex(t, name)
+			if idx < 0 {
+				return nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
+			}
+			if seen[idx] {
+				return nil, pgerror.Newf(pgerror.DuplicateColumn, "column \"%s\" specified more than once", name)
+			}
+			seen[idx] = true
+			scan.Cols = append(scan.Cols, idx)
+		}
+		if len(s.Columns) == 0 {
+			for i := range t.Columns {
+				scan.Cols = append(scan.Cols, i)
+			}
+		}
+		n.Query = scan
+	} else if n.Query, err = BindSelect(cat, s.Query); err != nil {
+		return nil, err
+	}
+	cols := n.Query.Columns()
+	if s.ForceQuoteAll {
+		n.ForceQuote = make([]bool, len(cols))
+		for i := range n.ForceQuote {
+			n.ForceQuote[i] = true
+		}
+	}
+	for _, name := range s.ForceQuote {
+		if n.ForceQuote == nil {
+			n.ForceQuote = make([]bool, len(cols))
+		}
+		i := slices.IndexFunc(cols, func(c plan.Column) bool { return c.Name == name })
+		switch {
+		case i >= 0:
+			n.ForceQuote[i] = true
+		case t == nil:
+			return nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" does not exist", name)
+		case columnIndex(t, name) < 0:
+			return nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
+		default:
+			return nil, pgerror.Newf(pgerror.InvalidColumnReference, "FORCE_QUOTE column \"%s\" not referenced by COPY", name)
+		}
+	}
+	return n, nil
 }

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -29,6 +31,10 @@ var copyCatalog = tables{"t": {ID: 1, Name: "t", Columns: []storage.ColumnDesc{
 func bindCopy(q string) (*plan.CopyFrom, error) {
 	ps, err := Parse(q)
 	if err != nil {
+		return nil, err
+	}
+	if to, ok := ps[0].Stmt.(*CopyTo); ok {
+		_, err := BindCopyTo(copyCatalog, to)
 		return nil, err
 	}
 	return BindCopy(copyCatalog, ps[0].Stmt.(*Copy))
@@ -120,14 +126,56 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t FROM STDIN (FREEZE)", "0A000", "COPY option FREEZE is not supported yet"},
 		{"COPY t FROM STDIN (FORCE_NOT_NULL (a))", "0A000", "option FORCE_NOT_NULL with a column list is not supported yet"},
 		{"COPY t FROM STDIN WHERE a > 1", "0A000", "COPY FROM ... WHERE is not supported yet"},
-		{"COPY t TO STDOUT", "0A000", "COPY TO is not supported yet"},
-		{"COPY (SELECT 1) TO STDOUT", "0A000", "COPY TO is not supported yet"},
+		{"COPY t TO '/tmp/x'", "0A000", "COPY TO a file or program is not supported"},
+		{"COPY (SELECT 1) TO PROGRAM 'cat'", "0A000", "COPY TO a file or program is not supported"},
+		{"COPY t TO STDOUT (FORMAT tensor)", "0A000", "COPY format tensor is not supported yet"},
+		{"COPY (SELECT a FROM t) TO STDOUT (FORMAT tensor, HEADER)", "0A000", "COPY format tensor is not supported yet"},
+		{"COPY t TO STDOUT (HEADER match)", "0A000", `cannot use "match" with HEADER in COPY TO`},
+		{"COPY t TO STDOUT (FORCE_QUOTE (a))", "0A000", "COPY force quote available only in CSV mode"},
+		{"COPY t FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", "0A000", "option FORCE_QUOTE with a column list is not supported yet"},
+		{"COPY t TO STDOUT (FORMAT csv, FORCE_QUOTE (zz))", "42703", `column "zz" of relation "t" does not exist`},
+		{"COPY t (a) TO STDOUT (FORMAT csv, FORCE_QUOTE (b))", "42P10", `FORCE_QUOTE column "b" not referenced by COPY`},
+		{"COPY (SELECT a FROM t) TO STDOUT (FORMAT csv, FORCE_QUOTE (b))", "42703", `column "b" does not exist`},
+		{"COPY t (a, a) TO STDOUT", "42701", `column "a" specified more than once`},
+		{"COPY t (zz) TO STDOUT", "42703", `column "zz" of relation "t" does not exist`},
+		{"COPY nope TO STDOUT", "42P01", `relation "nope" does not exist`},
+		{"COPY t TO STDOUT WHERE a > 1", "42601", "WHERE clause not allowed with COPY TO"},
+		{"COPY (INSERT INTO t VALUES (1) RETURNING a) TO STDOUT", "0A000", "COPY of a statement other than SELECT is not supported yet"},
 		{"COPY t FROM '/etc/passwd'", "0A000", "COPY FROM a file or program is not supported"},
 		{"COPY t FROM PROGRAM 'ls'", "0A000", "COPY FROM a file or program is not supported"},
 	} {
 		_, err := bindCopy(tc.q)
 		if pgerror.GetCode(err) != tc.code || err.Error() != tc.msg {
 			t.Errorf("%s:\n got %v (%s)\nwant %s (%s)", tc.q, err, pgerror.GetCode(err), tc.msg, tc.code)
+		}
+	}
+}
+
+func TestBindCopyTo(t *testing.T) {
+	for _, tc := range []struct {
+		q     string
+		cols  string
+		force []bool
+	}{
+		{"COPY t TO STDOUT", "id,a,b", nil},
+		{"COPY t (b) TO STDOUT (FORMAT csv, FORCE_QUOTE *)", "b", []bool{true}},
+		{"COPY t TO STDOUT WITH CSV FORCE QUOTE b", "id,a,b", []bool{false, false, true}},
+		{"COPY (SELECT b AS x, a FROM t) TO STDOUT (FORMAT csv, FORCE_QUOTE (a))", "x,a", []bool{false, true}},
+	} {
+		ps, err := Parse(tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		n, err := BindCopyTo(copyCatalog, ps[0].Stmt.(*CopyTo))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		var names []string
+		for _, c := range n.Columns() {
+			names = append(names, c.Name)
+		}
+		if got := strings.Join(names, ","); got != tc.cols || !slices.Equal(n.ForceQuote, tc.force) {
+			t.Errorf("%s: columns %s, force quote %v", tc.q, got, n.ForceQuote)
 		}
 	}
 }

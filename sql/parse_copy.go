@@ -8,10 +8,28 @@ import (
 	"github.com/deeplaked/deeplaked/pgerror"
 )
 
+// CopyTo is COPY table [(cols)] TO STDOUT or COPY (query) TO STDOUT [WITH
+// (options)]. FORCE_QUOTE's column list, which the common option list cannot
+// hold, is kept apart: ForceQuote names columns, ForceQuoteAll is FORCE_QUOTE *.
+type CopyTo struct {
+	Table   string
+	Columns []string
+	// Query is the SELECT of COPY (query) TO; nil for a table.
+	Query   *Select
+	Options []Option
+	// ForceQuote and ForceQuoteAll are set by the FORCE_QUOTE option, which
+	// also appears in Options (without a value) to keep its position.
+	ForceQuote    []string
+	ForceQuoteAll bool
+}
+
+func (*CopyTo) stmt() {}
+
 func convertCopy(c *pg.CopyStmt) (Stmt, error) {
+	if !c.IsFrom {
+		return convertCopyTo(c)
+	}
 	switch {
-	case c.Query != nil || !c.IsFrom:
-		return nil, unsupported("COPY TO")
 	case c.IsProgram || c.Filename != "":
 		return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY FROM a file or program is not supported").
 			WithHint("Use COPY ... FROM STDIN, or a client-side facility such as psql's \\\\copy.")
@@ -27,6 +45,62 @@ func convertCopy(c *pg.CopyStmt) (Stmt, error) {
 		cp.Columns = append(cp.Columns, constText(a))
 	}
 	if cp.Options, err = convertOptions(c.Options); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+func convertCopyTo(c *pg.CopyStmt) (Stmt, error) {
+	switch {
+	case c.IsProgram || c.Filename != "":
+		return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY TO a file or program is not supported").
+			WithHint("Use COPY ... TO STDOUT, or a client-side facility such as psql's \\\\copy.")
+	case c.WhereClause != nil:
+		return nil, pgerror.New(pgerror.FeatureNotSupported, "WHERE clause not allowed with COPY TO")
+	}
+	cp := &CopyTo{}
+	if c.Query != nil {
+		sel := c.Query.GetSelectStmt()
+		if sel == nil {
+			return nil, unsupported("COPY of a statement other than SELECT")
+		}
+		q, err := convertSelect(sel)
+		if err != nil {
+			return nil, err
+		}
+		cp.Query = q
+	} else {
+		name, err := rangeName(c.Relation)
+		if err != nil {
+			return nil, err
+		}
+		cp.Table = name
+		for _, a := range c.Attlist {
+			cp.Columns = append(cp.Columns, constText(a))
+		}
+	}
+	// FORCE_QUOTE takes a column list or *, which convertOptions refuses.
+	rest := make([]*pg.Node, 0, len(c.Options))
+	for _, n := range c.Options {
+		d := n.GetDefElem()
+		if d == nil || d.Defname != "force_quote" || d.Arg == nil {
+			rest = append(rest, n)
+			continue
+		}
+		switch a := d.Arg.Node.(type) {
+		case *pg.Node_AStar:
+			cp.ForceQuoteAll = true
+		case *pg.Node_List:
+			for _, item := range a.List.Items {
+				cp.ForceQuote = append(cp.ForceQuote, constText(item))
+			}
+		default:
+			return nil, pgerror.Newf(pgerror.InvalidParameterValue, "argument to option \"%s\" must be a list of column names", d.Defname)
+		}
+		rest = append(rest, &pg.Node{Node: &pg.Node_DefElem{DefElem: &pg.DefElem{Defname: d.Defname}}})
+	}
+	var err error
+	if cp.Options, err = convertOptions(rest); err != nil {
 		return nil, err
 	}
 	return cp, nil

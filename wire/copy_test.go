@@ -467,7 +467,7 @@ func TestCopyFromTransactions(t *testing.T) {
 
 	// Errors before the data transfer: the client's data is ignored and
 	// the connection goes on.
-	for _, q := range []string{"COPY nope FROM STDIN", "COPY t (zz) FROM STDIN", "COPY t TO STDOUT", "COPY (SELECT 1) TO STDOUT"} {
+	for _, q := range []string{"COPY nope FROM STDIN", "COPY t (zz) FROM STDIN", "COPY t TO '/tmp/x'", "COPY (SELECT 1) TO PROGRAM 'cat'"} {
 		if _, err := copyFrom(t, conn, q, strings.NewReader("1\n")); err == nil {
 			t.Errorf("%s succeeded", q)
 		}

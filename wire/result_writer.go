@@ -26,6 +26,8 @@ type resultWriter struct {
 	ctx context.Context
 	// copyIn is the data stream of the running COPY FROM STDIN.
 	copyIn copyInReader
+	// copyOut is the data stream of the running COPY TO STDOUT.
+	copyOut copyOutWriter
 }
 
 var _ session.ResultWriter = (*resultWriter)(nil)
@@ -33,6 +35,7 @@ var _ session.ResultWriter = (*resultWriter)(nil)
 // reset prepares w for a new query running under ctx.
 func (w *resultWriter) reset(ctx context.Context) {
 	w.ncols = -1
+	w.copyOut.active = false
 	w.ctx = ctx
 }
 
@@ -100,6 +103,7 @@ func (w *resultWriter) WriteBatch(b *types.Batch) error {
 // WriteComplete ends a statement with its command tag.
 func (w *resultWriter) WriteComplete(tag string) error {
 	w.ncols = -1
+	w.copyOut.done()
 	w.cc.CommandTag = append(w.cc.CommandTag[:0], tag...)
 	w.c.send(&w.cc)
 	return w.result()

@@ -1,0 +1,223 @@
+package exec
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// CopyTo is one COPY ... TO STDOUT statement: it runs its query and writes
+// the rows in text, CSV or binary format, byte for byte as PostgreSQL 15
+// does (copyto.c). Rows go out as the executor produces them; nothing is
+// materialized.
+type CopyTo struct {
+	env  *Env
+	n    *plan.CopyTo
+	op   Operator
+	opts plan.CopyOptions
+	// row holds the row being encoded (after the binary header, for the
+	// first row); val holds one value's text form before it is escaped.
+	row, val []byte
+	// dims is scratch for a tensor's dimensions.
+	dims []int
+}
+
+// NewCopyTo builds the operators of n's query; the statement fails here,
+// before any data is sent, if they cannot be built.
+func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
+	op, err := Build(env, n.Query)
+	if err != nil {
+		return nil, err
+	}
+	return &CopyTo{env: env, n: n, op: op, opts: n.Options}, nil
+}
+
+// Close releases the query's operators.
+func (c *CopyTo) Close() { c.op.Close() }
+
+// Run writes the rows to w, one Write per row as PostgreSQL sends one
+// CopyData message per row (the binary header goes with the first row, the
+// trailer alone). w must not keep the slice it is given. Run returns the
+// number of rows written.
+func (c *CopyTo) Run(w io.Writer) (int64, error) {
+	c.row = c.row[:0]
+	switch {
+	case c.opts.Format == plan.CopyBinary:
+		// Signature, flags (none) and header extension length (0).
+		c.row = append(c.row, copySignature...)
+		c.row = append(c.row, 0, 0, 0, 0, 0, 0, 0, 0)
+	case c.opts.Header != plan.HeaderNone:
+		if err := c.writeHeader(w); err != nil {
+			return 0, err
+		}
+	}
+	var count int64
+	err := Drain(c.op, func(b *types.Batch) error {
+		if err := c.env.canceled(); err != nil {
+			return err
+		}
+		for i, n := 0, b.Len(); i < n; i++ {
+			switch c.opts.Format {
+			case plan.CopyBinary:
+				c.row = c.appendBinaryRow(c.row, b.Cols, i)
+			case plan.CopyCSV:
+				c.row = c.appendCSVRow(c.row, b.Cols, i)
+			default:
+				c.row = c.appendTextRow(c.row, b.Cols, i)
+			}
+			if _, err := w.Write(c.row); err != nil {
+				return err
+			}
+			c.row = c.row[:0]
+			count++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if c.opts.Format == plan.CopyBinary {
+		c.row = binary.BigEndian.AppendUint16(c.row, 0xffff)
+		if _, err := w.Write(c.row); err != nil {
+			return 0, err
+		}
+	}
+	// A row of a huge value leaves a huge buffer; do not keep it.
+	if cap(c.row) > maxKeptCopyBuffer {
+		c.row = nil
+	}
+	if cap(c.val) > maxKeptCopyBuffer {
+		c.val = nil
+	}
+	return count, nil
+}
+
+// maxKeptCopyBuffer bounds the encoding buffers a CopyTo keeps.
+const maxKeptCopyBuffer = 1 << 20
+
+// writeHeader writes the line of column names, quoted and escaped as
+// values are.
+func (c *CopyTo) writeHeader(w io.Writer) error {
+	cols := c.n.Columns()
+	for i, col := range cols {
+		if i > 0 {
+			c.row = append(c.row, c.opts.Delimiter)
+		}
+		if c.opts.Format == plan.CopyCSV {
+			c.row = c.appendCSV(c.row, []byte(col.Name), false, len(cols) == 1)
+		} else {
+			c.row = c.appendEscaped(c.row, []byte(col.Name))
+		}
+	}
+	c.row = append(c.row, '\n')
+	_, err := w.Write(c.row)
+	c.row = c.row[:0]
+	return err
+}
+
+// appendTextRow appends row i in text format: values in their text output
+// form, escaped, separated by the delimiter; NULL as the NULL string.
+func (c *CopyTo) appendTextRow(dst []byte, cols []*types.Vec, i int) []byte {
+	for j, v := range cols {
+		if j > 0 {
+			dst = append(dst, c.opts.Delimiter)
+		}
+		if v.Nulls[i] {
+			dst = append(dst, c.opts.Null...)
+			continue
+		}
+		c.val = types.AppendText(c.val[:0], v, i)
+		dst = c.appendEscaped(dst, c.val)
+	}
+	return append(dst, '\n')
+}
+
+// appendEscaped appends val escaped for text format (CopyAttributeOutText):
+// backspace, form feed, newline, carriage return, tab and vertical tab as
+// \b \f \n \r \t \v; a backslash or the delimiter behind a backslash; every
+// other byte as it is.
+func (c *CopyTo) appendEscaped(dst, val []byte) []byte {
+	delim := c.opts.Delimiter
+	start := 0
+	for k, b := range val {
+		var esc byte
+		switch b {
+		case '\b':
+			esc = 'b'
+		case '\f':
+			esc = 'f'
+		case '\n':
+			esc = 'n'
+		case '\r':
+			esc = 'r'
+		case '\t':
+			esc = 't'
+		case '\v':
+			esc = 'v'
+		case '\\':
+			esc = '\\'
+		default:
+			if b != delim {
+				continue
+			}
+			esc = b
+		}
+		dst = append(dst, val[start:k]...)
+		dst = append(dst, '\\', esc)
+		start = k + 1
+	}
+	return append(dst, val[start:]...)
+}
+
+// appendCSVRow appends row i in CSV format: values quoted where needed (or
+// where FORCE_QUOTE asks), NULL as the NULL string unquoted.
+func (c *CopyTo) appendCSVRow(dst []byte, cols []*types.Vec, i int) []byte {
+	single := len(cols) == 1
+	for j, v := range cols {
+		if j > 0 {
+			dst = append(dst, c.opts.Delimiter)
+		}
+		if v.Nulls[i] {
+			dst = append(dst, c.opts.Null...)
+			continue
+		}
+		c.val = types.AppendText(c.val[:0], v, i)
+		dst = c.appendCSV(dst, c.val, c.n.ForceQuote != nil && c.n.ForceQuote[j], single)
+	}
+	return append(dst, '\n')
+}
+
+// appendCSV appends val as a CSV field (CopyAttributeOutCSV): quoted when
+// forced, when it equals the NULL string, when it holds the delimiter, the
+// quote, a newline or a carriage return, or when it is \. alone on its
+// line; inside quotes the quote and the escape are preceded by the escape.
+func (c *CopyTo) appendCSV(dst, val []byte, quote, single bool) []byte {
+	o := &c.opts
+	if !quote {
+		quote = string(val) == o.Null || single && string(val) == `\.`
+	}
+	if !quote {
+		for _, b := range val {
+			if b == o.Delimiter || b == o.Quote || b == '\n' || b == '\r' {
+				quote = true
+				break
+			}
+		}
+	}
+	if !quote {
+		return append(dst, val...)
+	}
+	dst = append(dst, o.Quote)
+	start := 0
+	for k, b := range val {
+		if b == o.Quote || b == o.Escape {
+			dst = append(dst, val[start:k]...)
+			dst = append(dst, o.Escape)
+			start = k
+		}
+	}
+	dst = append(dst, val[start:]...)
+	return append(dst, o.Quote)
+}
