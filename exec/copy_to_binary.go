@@ -43,9 +43,9 @@ func (c *CopyTo) appendSend(dst []byte, v *types.Vec, i int) []byte {
 	case types.Int8:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.Ints[i]))
 	case types.Float4:
-		return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(v.Floats[i])))
+		return binary.BigEndian.AppendUint32(dst, float4Bits(v.Floats[i]))
 	case types.Float8:
-		return binary.BigEndian.AppendUint64(dst, math.Float64bits(v.Floats[i]))
+		return binary.BigEndian.AppendUint64(dst, float8Bits(v.Floats[i]))
 	case types.JSONB:
 		return append(append(dst, 1), v.Bytes.Get(i)...)
 	case types.Vector:
@@ -118,10 +118,26 @@ func (c *CopyTo) appendTensorSend(dst []byte, t types.Type, val []byte) []byte {
 		case types.Int8:
 			dst = binary.BigEndian.AppendUint64(dst, uint64(types.ElemInt(dt, data, k)))
 		case types.Float4:
-			dst = binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(types.ElemFloat(dt, data, k))))
+			dst = binary.BigEndian.AppendUint32(dst, float4Bits(types.ElemFloat(dt, data, k)))
 		default:
-			dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(types.ElemFloat(dt, data, k)))
+			dst = binary.BigEndian.AppendUint64(dst, float8Bits(types.ElemFloat(dt, data, k)))
 		}
 	}
 	return dst
+}
+
+// float4Bits and float8Bits return the IEEE bits PostgreSQL sends for f,
+// with its one NaN (the C library's NAN) whatever NaN f holds.
+func float4Bits(f float64) uint32 {
+	if f != f {
+		return 0x7fc00000
+	}
+	return math.Float32bits(float32(f))
+}
+
+func float8Bits(f float64) uint64 {
+	if f != f {
+		return 0x7ff8000000000000
+	}
+	return math.Float64bits(f)
 }

@@ -1,0 +1,111 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// postgres15Bin is where Debian and Ubuntu install PostgreSQL 15.
+const postgres15Bin = "/usr/lib/postgresql/15/bin"
+
+// startPostgres15 starts a throwaway PostgreSQL 15 server (as the postgres
+// user when the test runs as root, since PostgreSQL refuses to run as
+// root) and returns a connection to it.
+func startPostgres15(t *testing.T) *pgconn.PgConn {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(postgres15Bin, "initdb")); err != nil {
+		t.Skipf("PostgreSQL 15 is not installed (%s/initdb): no comparison with it", postgres15Bin)
+	}
+	dir, err := os.MkdirTemp("", "pg15-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	command := func(name string, args ...string) *exec.Cmd {
+		path := filepath.Join(postgres15Bin, name)
+		if os.Geteuid() == 0 {
+			return exec.Command("runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
+		}
+		return exec.Command(path, args...)
+	}
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chown", "postgres", dir).CombinedOutput(); err != nil {
+			t.Fatalf("chown: %v\n%s", err, out)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := command("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	opts := fmt.Sprintf("-p %s -k %s -c listen_addresses=127.0.0.1 -c fsync=off", port, dir)
+	if out, err := command("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+	t.Cleanup(func() { _ = command("pg_ctl", "-D", data, "-m", "immediate", "stop").Run() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, "host=127.0.0.1 port="+port+" user=postgres dbname=postgres sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// TestCopyToMatchesPostgres15 copies the same table of scalar types out of
+// deeplaked and out of PostgreSQL 15, in every format, and compares the
+// bytes.
+func TestCopyToMatchesPostgres15(t *testing.T) {
+	pg := startPostgres15(t)
+	ts := startRealServer(t)
+	dl := connectPgconn(t, ts)
+	for _, q := range []string{
+		"CREATE TABLE s (id int, i2 smallint, i4 int, i8 bigint, f4 real, f8 float8, b bool, txt text, vc varchar(10), by bytea, j json, jb jsonb)",
+		`INSERT INTO s VALUES
+			(1, 1, 1, 1, 1.5, 0.1, true, E'a\tb\\c\nd\re\bf\fg\x0bh|', 'x|y', '\x01ff5c', '{"a": [1, 2]}', '{"b":1,"a":"x"}'),
+			(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+			(3, -32768, -2147483648, -9223372036854775808, '-Infinity', 'NaN', false, '', E'\\.', '', '"x"', '[]'),
+			(4, 32767, 2147483647, 9223372036854775807, '3.4028235e38', '1e-300', true, E'x,"y"''', 'NULL', '\x', 'null', '{"a":{"b":[1,2.5]}}'),
+			(5, 0, 0, 0, '-0', '-0', false, E'\\N', E'\\.', '\x5c4e', '[1, "\\u00e9"]', '{"k": "é\n"}'),
+			(6, 7, 8, 9, '1e-45', '123456789.125', true, 'Ω ünïcode', '', '\x00', '{}', '-1.25e3')`,
+	} {
+		mustExec(t, pg, q)
+		mustExec(t, dl, q)
+	}
+	for _, q := range []string{
+		"COPY s TO STDOUT",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (HEADER, DELIMITER '|', NULL '')",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (FORMAT csv)",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (FORMAT csv, HEADER, DELIMITER '|', NULL 'NULL', QUOTE '''', ESCAPE '!', FORCE_QUOTE (txt, b, i4))",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (FORMAT csv, FORCE_QUOTE *)",
+		"COPY (SELECT vc FROM s ORDER BY id) TO STDOUT (FORMAT csv)",
+		"COPY (SELECT vc AS \"a,b\" FROM s ORDER BY id) TO STDOUT (FORMAT csv, HEADER)",
+		"COPY s (txt, id) TO STDOUT (FORMAT text, HEADER)",
+		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (FORMAT binary)",
+		"COPY (SELECT id FROM s WHERE id > 100) TO STDOUT (FORMAT binary)",
+	} {
+		want, wantTag := copyTo(t, pg, q)
+		got, gotTag := copyTo(t, dl, q)
+		if !bytes.Equal(got, want) || gotTag.String() != wantTag.String() {
+			t.Errorf("%s:\n got %q (%s)\nwant %q (%s)", q, got, gotTag, want, wantTag)
+		}
+	}
+}
