@@ -69,7 +69,8 @@ func startPostgres15(t *testing.T) *pgconn.PgConn {
 	return conn
 }
 
-// TestCopyToMatchesPostgres15 copies the same table of scalar types out of
+// TestCopyToMatchesPostgres15 copies the same tables (scalar types; ragged
+// tensors, which PostgreSQL sees as arrays) out of
 // deeplaked and out of PostgreSQL 15, in every format, and compares the
 // bytes.
 func TestCopyToMatchesPostgres15(t *testing.T) {
@@ -89,7 +90,20 @@ func TestCopyToMatchesPostgres15(t *testing.T) {
 		mustExec(t, pg, q)
 		mustExec(t, dl, q)
 	}
+	// Tensors are PostgreSQL arrays to clients: the same DDL makes
+	// ragged tensors here and arrays there.
 	for _, q := range []string{
+		"CREATE TABLE a (id int, x int4[], y float8[][], z int2[], w bool[], v float4[])",
+		`INSERT INTO a VALUES (1, '{1,-2,3}', '{{1.5,2},{-0.25,1e300}}', '{7}', '{t,f}', '{0.1,-1e-45}'),
+			(2, '{}', '{}', NULL, '{}', '{1}'), (3, NULL, '{{1}}', '{1,2,3,4,5}', '{t}', '{3.4028235e38}')`,
+	} {
+		mustExec(t, pg, q)
+		mustExec(t, dl, q)
+	}
+	for _, q := range []string{
+		"COPY a TO STDOUT",
+		"COPY a TO STDOUT (FORMAT csv, HEADER)",
+		"COPY a TO STDOUT (FORMAT binary)",
 		"COPY s TO STDOUT",
 		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT",
 		"COPY (SELECT * FROM s ORDER BY id) TO STDOUT (HEADER, DELIMITER '|', NULL '')",
