@@ -69,10 +69,9 @@ func startPostgres15(t *testing.T) *pgconn.PgConn {
 	return conn
 }
 
-// TestCopyToMatchesPostgres15 copies the same tables (scalar types; ragged
-// tensors, which PostgreSQL sees as arrays) out of
-// deeplaked and out of PostgreSQL 15, in every format, and compares the
-// bytes.
+// TestCopyToMatchesPostgres15 copies the same tables (scalar types, and
+// ragged tensors, which PostgreSQL sees as arrays) out of deeplaked and out
+// of PostgreSQL 15, in every format, and compares the bytes.
 func TestCopyToMatchesPostgres15(t *testing.T) {
 	pg := startPostgres15(t)
 	ts := startRealServer(t)
