@@ -144,4 +144,3 @@ func BenchmarkCopyTo(b *testing.B) {
 		})
 	}
 }
-
