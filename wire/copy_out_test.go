@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +254,47 @@ func TestPsqlCopyTo(t *testing.T) {
 	b, _, _ := runPsql(t, ts, "-At", "-c", "SELECT * FROM u ORDER BY a")
 	if a != b || a == "" {
 		t.Errorf("after \\copy round trip:\n%s\nwant:\n%s", b, a)
+	}
+}
+
+// streamComparer checks a stream against what want produces, as it arrives.
+type streamComparer struct {
+	want     io.Reader
+	buf      []byte
+	n        int64
+	mismatch bool
+}
+
+func (c *streamComparer) Write(p []byte) (int, error) {
+	if len(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	n, _ := io.ReadFull(c.want, c.buf[:len(p)])
+	if !bytes.Equal(c.buf[:n], p) {
+		c.mismatch = true
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestCopyToLargeStream copies out more rows than one batch or one
+// output buffer holds, and reads them back.
+func TestCopyToLargeStream(t *testing.T) {
+	ts := startRealServer(t)
+	conn := connectPgconn(t, ts)
+	mustExec(t, conn, "CREATE TABLE big (id int8 PRIMARY KEY, name text, x float8)")
+	const n = 200_000
+	if _, err := copyFrom(t, conn, "COPY big FROM STDIN", &rowGenerator{n: n}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmp := &streamComparer{want: &rowGenerator{n: n}}
+	tag, err := conn.CopyTo(ctx, cmp, "COPY (SELECT * FROM big ORDER BY id) TO STDOUT")
+	if err != nil || tag.String() != "COPY 200000" || cmp.mismatch || cmp.n < 4_000_000 {
+		t.Fatalf("%s %v: mismatch %v after %d bytes", tag, err, cmp.mismatch, cmp.n)
+	}
+	if extra, _ := io.Copy(io.Discard, cmp.want); extra != 0 {
+		t.Errorf("%d bytes missing", extra)
 	}
 }
