@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -54,4 +55,62 @@ func TestVacuumOutsideTransactionBlocks(t *testing.T) {
 	wantCode(t, s, "VACUUM t; SELECT 1", pgerror.ActiveSQLTransaction)
 	wantCode(t, s, "SELECT 1; VACUUM", pgerror.ActiveSQLTransaction)
 	wantCode(t, s, "VACUUM nope", pgerror.UndefinedTable)
+}
+
+// cancelingWriter cancels the statement at its first write.
+type cancelingWriter struct {
+	cancel context.CancelFunc
+	n      int
+}
+
+func (w *cancelingWriter) Write(p []byte) (int, error) {
+	w.n++
+	w.cancel()
+	return len(p), nil
+}
+
+// cancelRecorder hands COPY TO a cancelingWriter.
+type cancelRecorder struct {
+	recorder
+	w *cancelingWriter
+}
+
+func (r *cancelRecorder) CopyOut(bool, int) (io.Writer, error) { return r.w, nil }
+
+func TestCopyTo(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE t (id int, b text)", "")
+	r := &recorder{}
+	err := s.ExecSimple(context.Background(), "INSERT INTO t VALUES (1, 'a\tb'), (2, NULL); COPY t TO STDOUT; COPY (SELECT b FROM t ORDER BY id) TO STDOUT (FORMAT csv, HEADER)", r)
+	if got, want := strings.Join(r.out, "; "), "INSERT 0 2; copy out binary=false columns=2; COPY 2; copy out binary=false columns=1; COPY 2"; err != nil || got != want {
+		t.Fatalf("got %s, %v\nwant %s", got, err, want)
+	}
+	if got, want := r.copied.String(), "1\ta\\tb\n2\t\\N\nb\na\tb\n\n"; got != want {
+		t.Errorf("data %q, want %q", got, want)
+	}
+
+	// Errors before any data: no CopyOut.
+	for q, code := range map[string]pgerror.Code{
+		"COPY nope TO STDOUT":                             pgerror.UndefinedTable,
+		"COPY t TO STDOUT (FORMAT csv, FORCE_QUOTE (zz))": pgerror.UndefinedColumn,
+		"COPY t TO '/tmp/t'":                              pgerror.FeatureNotSupported,
+		"COPY (SELECT nope FROM t) TO STDOUT":             pgerror.UndefinedColumn,
+	} {
+		r := &recorder{}
+		if err := s.ExecSimple(context.Background(), q, r); pgerror.GetCode(err) != code || len(r.out) != 0 {
+			t.Errorf("%s: %v, %v", q, err, r.out)
+		}
+	}
+
+	// A cancel stops the stream at the next batch.
+	_, err = runCopy(t, s, "COPY t FROM STDIN", strings.Repeat("3\tx\n", 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cr := &cancelRecorder{w: &cancelingWriter{cancel: cancel}}
+	if err := s.ExecSimple(ctx, "COPY t TO STDOUT", cr); pgerror.GetCode(err) != pgerror.QueryCanceled || cr.w.n >= 5002 {
+		t.Errorf("canceled COPY: %v after %d rows", err, cr.w.n)
+	}
 }
