@@ -154,3 +154,21 @@ func TestParseAuthMethod(t *testing.T) {
 		t.Error("ParseAuthMethod(ident) accepted")
 	}
 }
+
+// FuzzSCRAMClientFirst feeds arbitrary client-first messages to the SCRAM
+// parser.
+func FuzzSCRAMClientFirst(f *testing.F) {
+	for _, s := range []string{"n,,n=,r=abc", "y,,n=u,r=x", "p=tls-unique,,n=,r=x", "n,a=u,n=,r=x", "", "n", "n,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		gs2, bare, err := splitGS2Header(msg)
+		if err != nil {
+			return
+		}
+		if gs2+bare != msg {
+			t.Fatalf("split %q into %q + %q", msg, gs2, bare)
+		}
+		_, _ = scramAttr(bare, 'r')
+	})
+}
