@@ -20,6 +20,8 @@ need_pkgs=()
 command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc libc6-dev)
 command -v git >/dev/null 2>&1 || need_pkgs+=(git)
 command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client-15)
+# The server binaries: tests compare deeplaked's output with PostgreSQL 15's.
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql-15)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need_pkgs+=(ca-certificates)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
 	step "installing ${need_pkgs[*]}"
