@@ -556,7 +556,7 @@ func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
 		}
 		return 0
 	case types.PhysFloat:
-		return compareFloat(x.Floats[i], y.Floats[j])
+		return types.CompareFloat(x.Floats[i], y.Floats[j])
 	case types.PhysBool:
 		a, b := x.Bools[i], y.Bools[j]
 		if a == b {
@@ -567,23 +567,6 @@ func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
 		return 1
 	}
 	return bytes.Compare(x.GetBytes(i), y.GetBytes(j))
-}
-
-func compareFloat(a, b float64) int {
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func compareVecs(op plan.Op, x, y, out *types.Vec, n int) {

@@ -73,7 +73,7 @@ func TestIntegerArithmeticOverflow(t *testing.T) {
 
 func TestCompareFloatOrdersNaNLast(t *testing.T) {
 	nan := math.NaN()
-	if compareFloat(nan, math.Inf(1)) != 1 || compareFloat(nan, nan) != 0 || compareFloat(1, nan) != -1 || compareFloat(-1, 1) != -1 {
+	if types.CompareFloat(nan, math.Inf(1)) != 1 || types.CompareFloat(nan, nan) != 0 || types.CompareFloat(1, nan) != -1 || types.CompareFloat(-1, 1) != -1 {
 		t.Fatal("NaN must sort above every other float and equal itself")
 	}
 }

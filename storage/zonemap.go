@@ -99,10 +99,10 @@ func computeZoneMap(typ types.Type, v *types.Vec, from, to int) ZoneMap {
 				z.MinFloat, z.MaxFloat, first = f, f, false
 				continue
 			}
-			if cmpFloat(f, z.MinFloat) < 0 {
+			if types.CompareFloat(f, z.MinFloat) < 0 {
 				z.MinFloat = f
 			}
-			if cmpFloat(f, z.MaxFloat) > 0 {
+			if types.CompareFloat(f, z.MaxFloat) > 0 {
 				z.MaxFloat = f
 			}
 		}
@@ -161,25 +161,6 @@ func textUpperBound(b []byte) (bound []byte, ok bool) {
 	return u, true
 }
 
-// cmpFloat orders floats as PostgreSQL does: NaN above every other value
-// and equal to itself, -0 equal to 0.
-func cmpFloat(a, b float64) int {
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func cmpInt(a, b int64) int {
 	switch {
 	case a < b:
@@ -206,10 +187,10 @@ func (z *ZoneMap) Merge(o ZoneMap) {
 		*z = ZoneMap{Rows: z.Rows, NullCount: z.NullCount}
 	default:
 		z.MinInt, z.MaxInt = min(z.MinInt, o.MinInt), max(z.MaxInt, o.MaxInt)
-		if cmpFloat(o.MinFloat, z.MinFloat) < 0 {
+		if types.CompareFloat(o.MinFloat, z.MinFloat) < 0 {
 			z.MinFloat = o.MinFloat
 		}
-		if cmpFloat(o.MaxFloat, z.MaxFloat) > 0 {
+		if types.CompareFloat(o.MaxFloat, z.MaxFloat) > 0 {
 			z.MaxFloat = o.MaxFloat
 		}
 		if bytes.Compare(o.MinBytes, z.MinBytes) < 0 {
@@ -281,7 +262,7 @@ func (z *ZoneMap) cmpBounds(v *types.Vec, i int) (lo, hi int, ok bool) {
 	case z.Phys == types.PhysInt && vp == types.PhysFloat:
 		// Rounding int64 to float64 keeps order, so rounded bounds still bound.
 		c := v.Floats[i]
-		return cmpFloat(float64(z.MinInt), c), cmpFloat(float64(z.MaxInt), c), true
+		return types.CompareFloat(float64(z.MinInt), c), types.CompareFloat(float64(z.MaxInt), c), true
 	case z.Phys == types.PhysFloat && (vp == types.PhysFloat || vp == types.PhysInt):
 		var c float64
 		if vp == types.PhysInt {
@@ -289,7 +270,7 @@ func (z *ZoneMap) cmpBounds(v *types.Vec, i int) (lo, hi int, ok bool) {
 		} else {
 			c = v.Floats[i]
 		}
-		return cmpFloat(z.MinFloat, c), cmpFloat(z.MaxFloat, c), true
+		return types.CompareFloat(z.MinFloat, c), types.CompareFloat(z.MaxFloat, c), true
 	case z.Phys == types.PhysBytes && vp == types.PhysBytes:
 		c := v.Bytes.Get(i)
 		return bytes.Compare(z.MinBytes, c), bytes.Compare(z.MaxBytes, c), true
@@ -374,7 +355,7 @@ func DecodeZoneMap(b []byte) (ZoneMap, []byte, error) {
 		}
 		z.MinFloat = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		z.MaxFloat = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
-		if cmpFloat(z.MinFloat, z.MaxFloat) > 0 {
+		if types.CompareFloat(z.MinFloat, z.MaxFloat) > 0 {
 			return z, nil, corruptionf("zone map: bad bounds")
 		}
 		b = b[16:]

@@ -112,11 +112,11 @@ func satisfies(col *types.Vec, i int, op ZoneOp, vals *types.Vec, j int) bool {
 	case cp == types.PhysInt && vp == types.PhysInt:
 		c = cmpInt(col.Ints[i], vals.Ints[j])
 	case cp == types.PhysInt && vp == types.PhysFloat:
-		c = cmpFloat(float64(col.Ints[i]), vals.Floats[j])
+		c = types.CompareFloat(float64(col.Ints[i]), vals.Floats[j])
 	case cp == types.PhysFloat && vp == types.PhysInt:
-		c = cmpFloat(col.Floats[i], float64(vals.Ints[j]))
+		c = types.CompareFloat(col.Floats[i], float64(vals.Ints[j]))
 	case cp == types.PhysFloat:
-		c = cmpFloat(col.Floats[i], vals.Floats[j])
+		c = types.CompareFloat(col.Floats[i], vals.Floats[j])
 	case cp == types.PhysBool:
 		c = cmpInt(b2i(col.Bools[i]), b2i(vals.Bools[j]))
 	default:

@@ -139,3 +139,22 @@ func hasNonZeroMantissa(t string) bool {
 	}
 	return false
 }
+
+// CompareFloat orders floats as PostgreSQL does: NaN above every other
+// value and equal to itself, -0 equal to 0.
+func CompareFloat(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
