@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -22,10 +21,10 @@ const copySignature = "PGCOPY\n\xff\r\n\x00"
 type binaryReader struct {
 	cf *copyFrom
 	br *bufio.Reader
-	// field holds the current field's bytes; elems is scratch for
-	// decoded values.
-	field, elems []byte
-	dims         []int
+	// field holds the current field's bytes.
+	field []byte
+	// codec decodes the fields.
+	codec types.BinaryCodec
 	// num receives integers read from the stream (a field of the reader,
 	// so reading one does not allocate).
 	num [4]byte
@@ -113,7 +112,7 @@ func (d *binaryReader) readRow() (bool, error) {
 			return false, cf.columnError(err, i, nil)
 		}
 		cf.inBytes += 4 + len(d.field)
-		if err := d.appendValue(v, d.field); err != nil {
+		if err := d.codec.AppendRecv(v, d.field); err != nil {
 			return false, cf.columnError(err, i, nil)
 		}
 	}
@@ -136,114 +135,5 @@ func (d *binaryReader) readField(size int) error {
 			return streamError(err, errUnexpectedEOF)
 		}
 	}
-	return nil
-}
-
-// Errors of a value whose length does not fit its type, as PostgreSQL's
-// receive functions report them.
-var (
-	errShortValue = pgerror.New(pgerror.ProtocolViolation, "insufficient data left in message")
-	errLongValue  = pgerror.New(pgerror.InvalidBinaryRepresentation, "incorrect binary data format")
-)
-
-// fixedSize checks that a value of a fixed-size type has n bytes.
-func fixedSize(b []byte, n int) error {
-	switch {
-	case len(b) < n:
-		return errShortValue
-	case len(b) > n:
-		return errLongValue
-	}
-	return nil
-}
-
-// appendValue decodes the binary send form of one value into v.
-func (d *binaryReader) appendValue(v *types.Vec, b []byte) error {
-	switch v.Type.Kind {
-	case types.Bool:
-		if err := fixedSize(b, 1); err != nil {
-			return err
-		}
-		v.AppendBool(b[0] != 0)
-	case types.Int2:
-		if err := fixedSize(b, 2); err != nil {
-			return err
-		}
-		v.AppendInt(int64(int16(binary.BigEndian.Uint16(b))))
-	case types.Int4:
-		if err := fixedSize(b, 4); err != nil {
-			return err
-		}
-		v.AppendInt(int64(int32(binary.BigEndian.Uint32(b))))
-	case types.Int8:
-		if err := fixedSize(b, 8); err != nil {
-			return err
-		}
-		v.AppendInt(int64(binary.BigEndian.Uint64(b)))
-	case types.Float4:
-		if err := fixedSize(b, 4); err != nil {
-			return err
-		}
-		v.AppendFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(b))))
-	case types.Float8:
-		if err := fixedSize(b, 8); err != nil {
-			return err
-		}
-		v.AppendFloat(math.Float64frombits(binary.BigEndian.Uint64(b)))
-	case types.Bytea:
-		v.AppendBytes(b)
-	case types.JSONB:
-		if len(b) == 0 {
-			return errShortValue
-		}
-		if b[0] != 1 {
-			return pgerror.Newf(pgerror.InvalidBinaryRepresentation, "unsupported jsonb version number %d", b[0])
-		}
-		return d.cf.appendText(v, b[1:])
-	case types.Vector:
-		return d.appendVector(v, b)
-	case types.Tensor:
-		return d.appendTensor(v, b)
-	default:
-		// text, varchar and json send their text.
-		return d.cf.appendText(v, b)
-	}
-	return nil
-}
-
-// appendVector decodes pgvector's binary form: int16 dim, int16 unused
-// (0), dim float4.
-func (d *binaryReader) appendVector(v *types.Vec, b []byte) error {
-	if len(b) < 4 {
-		return errShortValue
-	}
-	dim := int(int16(binary.BigEndian.Uint16(b)))
-	unused := int16(binary.BigEndian.Uint16(b[2:]))
-	switch {
-	case dim < 1:
-		return pgerror.New(pgerror.DataException, "vector must have at least 1 dimension")
-	case dim > types.MaxVectorDims:
-		return pgerror.Newf(pgerror.ProgramLimitExceeded, "vector cannot have more than %d dimensions", types.MaxVectorDims)
-	case v.Type.Width > 0 && dim != v.Type.Width:
-		return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", v.Type.Width, dim)
-	case unused != 0:
-		return pgerror.Newf(pgerror.InvalidParameterValue, "expected unused to be 0, not %d", unused)
-	}
-	if err := fixedSize(b[4:], 4*dim); err != nil {
-		return err
-	}
-	d.elems = d.elems[:0]
-	for i := 0; i < dim; i++ {
-		bits := binary.BigEndian.Uint32(b[4+4*i:])
-		f := math.Float32frombits(bits)
-		if math.IsNaN(float64(f)) {
-			return pgerror.New(pgerror.DataException, "NaN not allowed in vector")
-		}
-		if math.IsInf(float64(f), 0) {
-			return pgerror.New(pgerror.DataException, "infinite value not allowed in vector")
-		}
-		d.elems = binary.LittleEndian.AppendUint32(d.elems, bits)
-	}
-	v.AppendBytes(d.elems)
 	return nil
 }

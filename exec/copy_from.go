@@ -2,13 +2,11 @@ package exec
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -168,60 +166,7 @@ func (cf *copyFrom) flush() error {
 
 // appendText parses the text form of a value into v.
 func (cf *copyFrom) appendText(v *types.Vec, val []byte) error {
-	if err := checkEncoding(v.Type, val); err != nil {
-		return err
-	}
-	// NB: AppendParsed copies what it keeps and builds error messages with
-	// fmt, so it may see val's bytes as a string without copying them.
-	return types.AppendParsed(v, unsafe.String(unsafe.SliceData(val), len(val)))
-}
-
-// checkEncoding rejects a value of a textual type that is not valid
-// UTF-8 (an escape in text format, a binary value, may make one).
-func checkEncoding(t types.Type, val []byte) error {
-	switch t.Kind {
-	case types.Text, types.Varchar, types.JSON, types.JSONB:
-		return validUTF8(val)
-	}
-	return nil
-}
-
-// validUTF8 rejects bytes that are not UTF-8 or hold a NUL, as PostgreSQL
-// does for its UTF8 encoding, naming the first bad sequence.
-func validUTF8(val []byte) error {
-	if utf8.Valid(val) && bytes.IndexByte(val, 0) < 0 {
-		return nil
-	}
-	i := 0
-	for i < len(val) {
-		r, size := utf8.DecodeRune(val[i:])
-		if r == utf8.RuneError && size <= 1 || r == 0 {
-			break
-		}
-		i += size
-	}
-	bad := val[i:min(i+seqLen(val[i]), len(val))]
-	var b strings.Builder
-	for k, c := range bad {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "0x%02x", c)
-	}
-	return pgerror.Newf(pgerror.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": %s", b.String())
-}
-
-// seqLen is the length of the UTF-8 sequence a lead byte announces.
-func seqLen(c byte) int {
-	switch {
-	case c >= 0xf0 && c < 0xf8:
-		return 4
-	case c >= 0xe0:
-		return 3
-	case c >= 0xc0:
-		return 2
-	}
-	return 1
+	return types.AppendParsedBytes(v, val)
 }
 
 // maxCopyDisplay is how much of a line or value a CONTEXT shows.

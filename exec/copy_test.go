@@ -284,10 +284,9 @@ func TestCopyDefaultsAndNotNull(t *testing.T) {
 // binaryValue decodes one binary field into a Vec of type typ and returns
 // it as text.
 func binaryValue(typ types.Type, b []byte) (string, error) {
-	cf := &copyFrom{n: &plan.CopyFrom{Table: &storage.TableDesc{Name: "t"}}}
-	d := &binaryReader{cf: cf}
+	var codec types.BinaryCodec
 	v := types.NewVec(typ, 1)
-	if err := d.appendValue(v, b); err != nil {
+	if err := codec.AppendRecv(v, b); err != nil {
 		return "", err
 	}
 	return string(types.AppendText(nil, v, 0)), nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
 )
 
 // textReader reads rows in COPY's text and CSV formats, following
@@ -174,7 +175,7 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 	}
-	if err := validUTF8(line); err != nil {
+	if err := types.ValidUTF8(line); err != nil {
 		return nil, false, d.cf.lineError(err, nil)
 	}
 	return line, true, nil

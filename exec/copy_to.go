@@ -20,8 +20,8 @@ type CopyTo struct {
 	// row holds the row being encoded (after the binary header, for the
 	// first row); val holds one value's text form before it is escaped.
 	row, val []byte
-	// dims is scratch for a tensor's dimensions.
-	dims []int
+	// codec encodes binary values.
+	codec types.BinaryCodec
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
