@@ -312,6 +312,9 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 		// BEGIN inside a block is a warning in PostgreSQL; statements of
 		// the same query string before BEGIN join the block.
 		s.explicit = true
+		if tx.Start {
+			return w.WriteComplete("START TRANSACTION")
+		}
 		return w.WriteComplete("BEGIN")
 	case sql.TxCommit:
 		tag := "COMMIT"

@@ -99,8 +99,12 @@ type (
 		Desc  bool
 		Nulls int
 	}
-	// TxStmt is BEGIN, COMMIT or ROLLBACK.
-	TxStmt struct{ Kind TxKind }
+	// TxStmt is BEGIN, COMMIT or ROLLBACK. Start is set for START
+	// TRANSACTION, whose command tag is its own.
+	TxStmt struct {
+		Kind  TxKind
+		Start bool
+	}
 	// SetVar is SET name = value / RESET name.
 	SetVar struct {
 		Name  string

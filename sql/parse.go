@@ -89,8 +89,10 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertSelect(s.SelectStmt)
 	case *pg.Node_TransactionStmt:
 		switch s.TransactionStmt.Kind {
-		case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		case pg.TransactionStmtKind_TRANS_STMT_BEGIN:
 			return &TxStmt{Kind: TxBegin}, nil
+		case pg.TransactionStmtKind_TRANS_STMT_START:
+			return &TxStmt{Kind: TxBegin, Start: true}, nil
 		case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
 			return &TxStmt{Kind: TxCommit}, nil
 		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
