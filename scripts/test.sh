@@ -23,6 +23,16 @@ command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client-15)
 # The server binaries: tests compare deeplaked's output with PostgreSQL 15's.
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql-15)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need_pkgs+=(ca-certificates)
+# The client matrix (test/clients) runs these clients against the server:
+# Debian's Python modules on Debian's python3, the JDBC driver with a JDK,
+# and Node.js with npm for node-postgres.
+for mod in psycopg psycopg2 sqlalchemy pandas; do
+	/usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || need_pkgs+=("python3-$mod")
+done
+[ -e /usr/share/java/postgresql.jar ] || need_pkgs+=(libpostgresql-jdbc-java)
+command -v javac >/dev/null 2>&1 || need_pkgs+=(default-jdk-headless)
+command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
 	step "installing ${need_pkgs[*]}"
 	command -v apt-get >/dev/null 2>&1 || die "missing ${need_pkgs[*]} and no apt-get to install them"
@@ -48,6 +58,9 @@ export CGO_ENABLED=1
 
 step "go mod download"
 go mod download
+
+step "npm ci (test/clients/node)"
+npm ci --prefix test/clients/node --no-audit --no-fund
 
 # versitygw is the S3-compatible server the S3 tests start on 127.0.0.1
 # (internal/s3test). Installed once into the cache, reinstalled when the
