@@ -242,19 +242,19 @@ func needPython(t *testing.T, module, pkg string) {
 
 func runPsycopg3(t *testing.T, tg target) map[string]string {
 	needPython(t, "psycopg", "python3-psycopg")
-	return runScript(t, tg, "python", time.Minute, systemPython, "psycopg3_client.py")
+	return runScript(t, tg, "python", 2*time.Minute, systemPython, "psycopg3_client.py")
 }
 
 func runPsycopg2(t *testing.T, tg target) map[string]string {
 	needPython(t, "psycopg2", "python3-psycopg2")
-	return runScript(t, tg, "python", time.Minute, systemPython, "psycopg2_client.py")
+	return runScript(t, tg, "python", 2*time.Minute, systemPython, "psycopg2_client.py")
 }
 
 func runSQLAlchemy(t *testing.T, tg target) map[string]string {
 	needPython(t, "sqlalchemy", "python3-sqlalchemy")
 	needPython(t, "pandas", "python3-pandas")
 	needPython(t, "psycopg2", "python3-psycopg2")
-	return runScript(t, tg, "python", time.Minute, systemPython, "sqlalchemy_client.py")
+	return runScript(t, tg, "python", 2*time.Minute, systemPython, "sqlalchemy_client.py")
 }
 
 func runNode(t *testing.T, tg target) map[string]string {
@@ -264,7 +264,7 @@ func runNode(t *testing.T, tg target) map[string]string {
 			t.Fatalf("node/node_modules/%s is missing: run npm ci in test/clients/node (scripts/test.sh does)", mod)
 		}
 	}
-	return runScript(t, tg, "node", time.Minute, node, "client.js")
+	return runScript(t, tg, "node", 2*time.Minute, node, "client.js")
 }
 
 // jdbcJar is Debian's libpostgresql-jdbc-java.
@@ -284,7 +284,7 @@ func runJDBC(t *testing.T, tg target) map[string]string {
 	if out, err := exec.Command(javac, "-d", classes, "-cp", jdbcJar, src).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	return runScript(t, tg, "jdbc", time.Minute, java, "-cp", classes+string(os.PathListSeparator)+jdbcJar, "ClientTest")
+	return runScript(t, tg, "jdbc", 2*time.Minute, java, "-cp", classes+string(os.PathListSeparator)+jdbcJar, "ClientTest")
 }
 
 // startTarget starts deeplaked on a free port with a fresh data directory,

@@ -253,15 +253,13 @@ func runPgx(t *testing.T, tg target) map[string]string {
 				sql  string
 				args []any
 			}{{"SELECT pg_sleep(30)", nil}, {"SELECT pg_sleep($1)", []any{30.0}}} {
-				go func() {
-					time.Sleep(500 * time.Millisecond)
-					conn.PgConn().CancelRequest(context.Background())
-				}()
+				stop := keepCanceling(conn.PgConn())
 				start := time.Now()
 				_, err := conn.Exec(ctx, q.sql, q.args...)
+				stop()
 				var pgErr *pgconn.PgError
 				if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
-					return fmt.Errorf("%s canceled after 0.5s: %v after %v, want SQLSTATE 57014", q.sql, err, time.Since(start).Round(time.Millisecond))
+					return fmt.Errorf("%s canceled: %v after %v, want SQLSTATE 57014", q.sql, err, time.Since(start).Round(time.Millisecond))
 				}
 				var n int32
 				if err := conn.QueryRow(ctx, "SELECT $1::int", 7).Scan(&n); err != nil || n != 7 {
@@ -271,6 +269,28 @@ func runPgx(t *testing.T, tg target) map[string]string {
 			return nil
 		}),
 	})
+}
+
+// keepCanceling sends a CancelRequest for conn 0.5 s from now and every
+// second after until stop is called: a cancel that reaches the server
+// before the query does is lost, as in PostgreSQL.
+func keepCanceling(conn *pgconn.PgConn) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		wait := 500 * time.Millisecond
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(wait):
+				conn.CancelRequest(context.Background())
+				wait = time.Second
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // pgxSelect reads a table's rows in id order with one parameterized query

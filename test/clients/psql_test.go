@@ -175,16 +175,25 @@ SELECT count(*) FROM %[1]s;
 				return err
 			}
 			start := time.Now()
-			time.Sleep(time.Second)
-			cmd.Process.Signal(syscall.SIGINT)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				return fmt.Errorf("psql still running 10s after SIGINT: %s", stderr.String())
+			// A cancel that reaches the server before the query does is
+			// lost, so SIGINT is repeated until psql ends.
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			timeout := time.After(10 * time.Second)
+		wait:
+			for {
+				select {
+				case <-done:
+					break wait
+				case <-tick.C:
+					cmd.Process.Signal(syscall.SIGINT)
+				case <-timeout:
+					cmd.Process.Kill()
+					<-done
+					return fmt.Errorf("psql still running 10s after SIGINT: %s", stderr.String())
+				}
 			}
 			if !strings.Contains(stderr.String(), "57014") {
 				return fmt.Errorf("after SIGINT, %v: psql said %q, want SQLSTATE 57014", time.Since(start).Round(time.Millisecond), stderr.String())

@@ -10,6 +10,7 @@ PGDATABASE); CLIENT_TARGET=postgres declares tensors as PostgreSQL arrays.
 import os
 import struct
 import sys
+import threading
 import traceback
 
 TARGET = os.environ.get("CLIENT_TARGET", "deeplaked")
@@ -74,6 +75,27 @@ def parse_vector_binary(b):
     if unused != 0 or len(b) != 4 + 4 * dim:
         raise AssertionError(f"bad binary vector: {b.hex()}")
     return list(struct.unpack(f">{dim}f", b[4:]))
+
+
+class Canceller:
+    """Calls cancel 0.5 s from now and every second after until stopped:
+    a cancel request that reaches the server before the query does is
+    lost, as in PostgreSQL, so one alone could leave the test waiting."""
+
+    def __init__(self, cancel):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(cancel,), daemon=True)
+        self._thread.start()
+
+    def _run(self, cancel):
+        wait = 0.5
+        while not self._stop.wait(wait):
+            cancel()
+            wait = 1.0
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
 
 
 def expect(what, got, want):

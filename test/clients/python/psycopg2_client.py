@@ -3,14 +3,13 @@ client (lists become ARRAY[...] constructors), results in text format,
 copy_from / copy_expert, cancel from another thread. See common.py."""
 
 import io
-import threading
 import time
 
 import psycopg2
 import psycopg2.errorcodes
 import psycopg2.extensions
 
-from common import (COLUMNS, COPY_ROWS, COPY_CSV, COPY_TEXT, ITEMS, expect, expect_rows,
+from common import (Canceller, COLUMNS, COPY_ROWS, COPY_CSV, COPY_TEXT, ITEMS, expect, expect_rows,
                     parse_vector_text, run, table_ddl)
 
 ITEMS_TABLE = "psycopg2_items"
@@ -164,8 +163,7 @@ def step_cancel():
     conn = connect()
     try:
         cur = conn.cursor()
-        timer = threading.Timer(0.5, conn.cancel)
-        timer.start()
+        canceller = Canceller(conn.cancel)
         start = time.monotonic()
         try:
             cur.execute("SELECT pg_sleep(%s)", (30,))
@@ -173,7 +171,7 @@ def step_cancel():
         except psycopg2.errors.QueryCanceled as e:
             expect("cancel pgcode", e.pgcode, "57014")
         finally:
-            timer.cancel()
+            canceller.stop()
         if time.monotonic() - start > 10:
             raise AssertionError(f"canceled only after {time.monotonic() - start:.1f}s")
         cur.execute("SELECT %s", (4,))

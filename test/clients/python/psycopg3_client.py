@@ -3,7 +3,6 @@ extended protocol, results in binary format, COPY in text and binary
 format, cancel from another thread. See common.py for the protocol."""
 
 import struct
-import threading
 import time
 
 import psycopg
@@ -11,7 +10,7 @@ from psycopg import errors
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from common import (COLUMNS, COPY_ROWS, COPY_TEXT, ITEMS, expect, expect_rows,
+from common import (Canceller, COLUMNS, COPY_ROWS, COPY_TEXT, ITEMS, expect, expect_rows,
                     parse_vector_binary, parse_vector_text, run, table_ddl)
 
 ITEMS_TABLE = "psycopg3_items"
@@ -164,8 +163,7 @@ def step_sqlstate():
 def step_cancel():
     with connect() as conn:
         for query, params in (("SELECT pg_sleep(30)", None), ("SELECT pg_sleep(%s)", [30])):
-            timer = threading.Timer(0.5, conn.cancel)
-            timer.start()
+            canceller = Canceller(conn.cancel)
             start = time.monotonic()
             try:
                 conn.execute(query, params)
@@ -173,7 +171,7 @@ def step_cancel():
             except errors.QueryCanceled as e:
                 expect("cancel sqlstate", e.sqlstate, "57014")
             finally:
-                timer.cancel()
+                canceller.stop()
             if time.monotonic() - start > 10:
                 raise AssertionError(f"{query}: canceled only after {time.monotonic() - start:.1f}s")
             expect("after cancel", conn.execute("SELECT %s::int", [4]).fetchone(), (4,))

@@ -5,7 +5,6 @@ through CSV, the inspector for the catalog. See common.py."""
 
 import io
 import math
-import threading
 import time
 import warnings
 
@@ -15,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.compiler import compiles
 
-from common import COLUMNS, COPY_CSV, COPY_ROWS, ITEMS, TARGET, expect, expect_rows, parse_vector_text, run
+from common import Canceller, COLUMNS, COPY_CSV, COPY_ROWS, ITEMS, TARGET, expect, expect_rows, parse_vector_text, run
 
 ITEMS_TABLE = "sqlalchemy_items"
 COPY_TABLE = "sqlalchemy_copy"
@@ -204,8 +203,7 @@ def step_sqlstate():
 def step_cancel():
     with engine.connect() as conn:
         dbapi_conn = conn.connection.dbapi_connection
-        timer = threading.Timer(0.5, dbapi_conn.cancel)
-        timer.start()
+        canceller = Canceller(dbapi_conn.cancel)
         start = time.monotonic()
         try:
             pd.read_sql(sa.text("SELECT pg_sleep(30)"), conn)
@@ -213,7 +211,7 @@ def step_cancel():
         except sa.exc.OperationalError as e:
             expect("cancel pgcode", e.orig.pgcode, "57014")
         finally:
-            timer.cancel()
+            canceller.stop()
         if time.monotonic() - start > 10:
             raise AssertionError(f"canceled only after {time.monotonic() - start:.1f}s")
         conn.rollback()
