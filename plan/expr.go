@@ -30,6 +30,18 @@ type Const struct {
 	Typ  types.Type
 	Null bool
 	Val  *types.Vec // one row, nil when Null
+	// Param marks the placeholder a parameter $n binds to while its
+	// statement is described (Null, of the parameter's type so far); a
+	// cast of an Unknown placeholder gives the parameter its type.
+	Param *ParamInfo
+}
+
+// ParamInfo is what binding learns of one parameter $N: its type,
+// declared by the client or inferred from where it is used (Unknown until
+// then).
+type ParamInfo struct {
+	N    int
+	Type types.Type
 }
 
 // Op identifies an operator or built-in function.

@@ -47,6 +47,16 @@ type Session struct {
 	// multi is set while a query string of several statements runs: an
 	// implicit transaction block, as PostgreSQL sees it.
 	multi bool
+
+	// stmts and portals are the extended protocol's prepared statements
+	// and portals, by name.
+	stmts   map[string]*Prepared
+	portals map[string]*Portal
+	// params are the parameter values of the statement running from a
+	// portal, nil otherwise.
+	params *sql.Params
+	// codec decodes binary parameter values.
+	codec types.BinaryCodec
 }
 
 // NewSession starts a session for user on database.
@@ -187,13 +197,13 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return w.WriteComplete("SHOW")
 	case *sql.Select:
-		node, err := sql.BindSelect(db, st)
+		node, err := sql.BindSelect(s.catalog(), st)
 		if err != nil {
 			return err
 		}
 		return s.runQuery(ctx, planner.Optimize(node), w)
 	case *sql.Insert:
-		n, err := sql.BindInsert(db, st)
+		n, err := sql.BindInsert(s.catalog(), st)
 		if err != nil {
 			return err
 		}
@@ -204,7 +214,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return s.writeDML(w, "INSERT 0", n.Columns(), res)
 	case *sql.Update:
-		n, err := sql.BindUpdate(db, st)
+		n, err := sql.BindUpdate(s.catalog(), st)
 		if err != nil {
 			return err
 		}
@@ -214,7 +224,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return s.writeDML(w, "UPDATE", n.Columns(), res)
 	case *sql.Delete:
-		n, err := sql.BindDelete(db, st)
+		n, err := sql.BindDelete(s.catalog(), st)
 		if err != nil {
 			return err
 		}
@@ -256,7 +266,7 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 // copyTo runs COPY ... TO STDOUT, streaming the rows to the client as
 // the query produces them.
 func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) error {
-	n, err := sql.BindCopyTo(s.eng.db, st)
+	n, err := sql.BindCopyTo(s.catalog(), st)
 	if err != nil {
 		return err
 	}
@@ -302,6 +312,15 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 	return w.WriteComplete("VACUUM")
 }
 
+// catalog is what statements bind against: the database, with the
+// parameters of the portal running.
+func (s *Session) catalog() sql.Catalog {
+	if s.params != nil {
+		return sql.WithParams(s.eng.db, s.params)
+	}
+	return s.eng.db
+}
+
 func (s *Session) env(ctx context.Context) *exec.Env {
 	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn()}
 }
@@ -330,6 +349,7 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 			tag = "ROLLBACK"
 		}
 		s.txn, s.explicit, s.failed = nil, false, false
+		s.dropPortals()
 		if err != nil {
 			return err
 		}
@@ -339,6 +359,7 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 			s.txn.Rollback()
 		}
 		s.txn, s.explicit, s.failed = nil, false, false
+		s.dropPortals()
 		return w.WriteComplete("ROLLBACK")
 	}
 }

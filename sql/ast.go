@@ -211,6 +211,8 @@ type (
 	}
 	// CaseWhen is one WHEN arm.
 	CaseWhen struct{ Cond, Result Expr }
+	// Param is the extended protocol's parameter $N (N from 1).
+	Param struct{ N int }
 	// BoolTest is X IS [NOT] TRUE/FALSE.
 	BoolTest struct {
 		X     Expr
@@ -259,3 +261,4 @@ func (*CastExpr) expr()      {}
 func (*SubscriptExpr) expr() {}
 func (*CaseExpr) expr()      {}
 func (*BoolTest) expr()      {}
+func (*Param) expr()         {}

@@ -119,6 +119,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 	switch e := e.(type) {
 	case *Literal:
 		return literal(e)
+	case *Param:
+		return b.param(e)
 	case *ColumnRef:
 		if b.agg != nil {
 			if _, err := b.agg.input.sc.resolve(e); err != nil {
@@ -247,6 +249,9 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		x, err := b.expr(e.X)
 		if err != nil {
 			return nil, err
+		}
+		if c, ok := x.(*plan.Const); ok && c.Param != nil && isUnknown(c) {
+			return inferParam(c, e.Type), nil
 		}
 		if !canCast(x.Type(), e.Type) {
 			return nil, pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", x.Type(), e.Type)

@@ -822,7 +822,7 @@ func convertExpr(n *pg.Node) (Expr, error) {
 	case *pg.Node_SubLink:
 		return nil, unsupported("subqueries")
 	case *pg.Node_ParamRef:
-		return nil, unsupported("parameters ($n) in the simple query protocol")
+		return &Param{N: int(e.ParamRef.Number)}, nil
 	case *pg.Node_SqlvalueFunction:
 		return nil, unsupported("SQL value functions")
 	}

@@ -62,6 +62,9 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	if e.Type().Equal(t) {
 		return e
 	}
+	if c, ok := e.(*plan.Const); ok && c.Param != nil && c.Typ.Kind == types.Unknown {
+		return inferParam(c, t)
+	}
 	if c, ok := e.(*plan.Const); ok && c.Null {
 		return plan.NullConst(t)
 	}

@@ -212,3 +212,28 @@ func (b *Batch) Reset() {
 
 // BatchSize is the number of rows operators aim to put in a batch.
 const BatchSize = 1024
+
+// Window sets dst to a view of rows [lo, hi) of b that shares b's memory:
+// it is read-only and valid as long as b's rows are. dst's Vec headers are
+// reused, so a window costs no allocation once dst has its columns.
+func (b *Batch) Window(dst *Batch, lo, hi int) {
+	for len(dst.Cols) < len(b.Cols) {
+		dst.Cols = append(dst.Cols, new(Vec))
+	}
+	dst.Cols = dst.Cols[:len(b.Cols)]
+	for i, v := range b.Cols {
+		w := dst.Cols[i]
+		*w = Vec{Type: v.Type, Nulls: v.Nulls[lo:hi]}
+		switch v.Type.Phys() {
+		case PhysBool:
+			w.Bools = v.Bools[lo:hi]
+		case PhysInt:
+			w.Ints = v.Ints[lo:hi]
+		case PhysFloat:
+			w.Floats = v.Floats[lo:hi]
+		default:
+			w.Bytes = Bytes{Data: v.Bytes.Data, Offsets: v.Bytes.Offsets[lo : hi+1]}
+		}
+	}
+	dst.n = hi - lo
+}

@@ -335,30 +335,6 @@ func TestSSLRequestPrefer(t *testing.T) {
 	}
 }
 
-func TestExtendedProtocolUnsupported(t *testing.T) {
-	ts := startTestServer(t)
-	conn := connectPgconn(t, ts)
-	ctx := context.Background()
-	for i := 0; i < 2; i++ {
-		res := conn.ExecParams(ctx, "select $1", [][]byte{[]byte("1")}, nil, nil, nil).Read()
-		var pe *pgconn.PgError
-		if !errors.As(res.Err, &pe) || pe.Code != "0A000" || pe.Message != "extended query protocol is not supported yet" {
-			t.Fatalf("ExecParams: %v, want 0A000", res.Err)
-		}
-		if res, err := execAll(t, conn, "select 3"); err != nil || string(res[0].Rows[0][0]) != "3" {
-			t.Fatalf("simple query after extended error: %v", err)
-		}
-	}
-	// pgx's default mode prepares statements.
-	pc := connectPgx(t, ts, "sslmode=disable&default_query_exec_mode=cache_statement")
-	var n int32
-	err := pc.QueryRow(ctx, "select 1").Scan(&n)
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "0A000" {
-		t.Fatalf("prepared query: %v, want 0A000", err)
-	}
-}
-
 func TestCancelRequest(t *testing.T) {
 	ts := startTestServer(t)
 	ts.eng.started = make(chan struct{}, 1)

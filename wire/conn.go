@@ -65,6 +65,8 @@ type conn struct {
 	// ignoreTillSync is set after an error in an extended-protocol message:
 	// as PostgreSQL does, messages are skipped until the next Sync.
 	ignoreTillSync bool
+	// portalFormats holds the result format codes of each portal, by name.
+	portalFormats map[string][]int16
 	// recvErr and terminated are set when reading a COPY's data stream
 	// met a broken connection or a Terminate: the connection ends once
 	// the statement is over.
@@ -220,6 +222,8 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 			switch msg.(type) {
 			case *pgproto3.Query, *pgproto3.Sync, *pgproto3.FunctionCall:
 				c.readyForQuery()
+			case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
+				c.ignoreTillSync = true
 			}
 			keep = c.werr == nil
 		}
@@ -228,17 +232,13 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 	case *pgproto3.Terminate:
 		return false
 	case *pgproto3.Sync:
-		c.ignoreTillSync = false
-		c.readyForQuery()
+		c.sync()
 	case *pgproto3.Query:
 		if !c.ignoreTillSync {
 			c.query(m.String)
 		}
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		if !c.ignoreTillSync {
-			c.sendError(pgerror.Unimplementedf("extended query protocol is not supported yet"))
-			c.ignoreTillSync = true
-		}
+		c.extendedMessage(m)
 	case *pgproto3.Flush:
 		if !c.ignoreTillSync {
 			_ = c.flush()
@@ -266,19 +266,8 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 
 // query runs one simple-protocol query string and ends it with ReadyForQuery.
 func (c *conn) query(q string) {
-	ctx, cancel := context.WithCancel(c.srv.baseCtx)
-	defer cancel()
-	c.mu.Lock()
-	if c.closing {
-		cancel()
-	}
-	c.queryCancel = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.queryCancel = nil
-		c.mu.Unlock()
-	}()
+	ctx, done := c.startStatement()
+	defer done()
 
 	c.rw.reset(ctx)
 	defer c.rw.end() // before cancel, even after a panic

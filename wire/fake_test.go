@@ -62,6 +62,10 @@ type fakeSession struct {
 	eng    *fakeEngine
 	status byte
 	closed bool
+	// stmts and portals are the extended protocol's, by name; a portal
+	// holds its statement's query.
+	stmts   map[string]*session.Prepared
+	portals map[string]string
 }
 
 var _ Session = (*fakeSession)(nil)
@@ -250,4 +254,62 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// The extended protocol of a fakeSession: a statement's query runs as
+// ExecSimple would run it; a query starting with "error" fails at Parse.
+func (s *fakeSession) Prepare(name, query string, _ []uint32) (*session.Prepared, error) {
+	if strings.HasPrefix(query, "error") {
+		return nil, pgerror.New(pgerror.SyntaxError, "syntax error at Parse")
+	}
+	if s.stmts == nil {
+		s.stmts = make(map[string]*session.Prepared)
+	}
+	ps := &session.Prepared{Query: query}
+	s.stmts[name] = ps
+	return ps, nil
+}
+
+func (s *fakeSession) Statement(name string) (*session.Prepared, error) {
+	ps, ok := s.stmts[name]
+	if !ok {
+		return nil, pgerror.Newf(pgerror.InvalidSQLStatementName, "prepared statement \"%s\" does not exist", name)
+	}
+	return ps, nil
+}
+
+func (s *fakeSession) CloseStatement(name string) { delete(s.stmts, name) }
+
+func (s *fakeSession) Bind(portal, stmt string, _ []int16, _ [][]byte) (*session.Portal, error) {
+	ps, err := s.Statement(stmt)
+	if err != nil {
+		return nil, err
+	}
+	if s.portals == nil {
+		s.portals = make(map[string]string)
+	}
+	s.portals[portal] = ps.Query
+	return &session.Portal{}, nil
+}
+
+func (s *fakeSession) Portal(name string) (*session.Portal, error) {
+	if _, ok := s.portals[name]; !ok {
+		return nil, pgerror.Newf(pgerror.InvalidCursorName, "portal \"%s\" does not exist", name)
+	}
+	return &session.Portal{}, nil
+}
+
+func (s *fakeSession) ClosePortal(name string) { delete(s.portals, name) }
+
+func (s *fakeSession) Execute(ctx context.Context, portal string, _ int, w session.ResultWriter) (bool, error) {
+	q, ok := s.portals[portal]
+	if !ok {
+		return false, pgerror.Newf(pgerror.InvalidCursorName, "portal \"%s\" does not exist", portal)
+	}
+	return false, s.ExecSimple(ctx, q, w)
+}
+
+func (s *fakeSession) Sync() error {
+	clear(s.portals)
+	return nil
 }

@@ -108,6 +108,20 @@ func (c *rawConn) expectReady() []string {
 			seen = append(seen, "D")
 		case *pgproto3.CommandComplete:
 			seen = append(seen, "C"+string(m.CommandTag))
+		case *pgproto3.ParseComplete:
+			seen = append(seen, "1")
+		case *pgproto3.BindComplete:
+			seen = append(seen, "2")
+		case *pgproto3.CloseComplete:
+			seen = append(seen, "3")
+		case *pgproto3.NoData:
+			seen = append(seen, "n")
+		case *pgproto3.PortalSuspended:
+			seen = append(seen, "s")
+		case *pgproto3.ParameterDescription:
+			seen = append(seen, "t")
+		case *pgproto3.EmptyQueryResponse:
+			seen = append(seen, "I")
 		default:
 			seen = append(seen, "?")
 		}
@@ -266,13 +280,24 @@ func TestRawExtendedSkipsToSync(t *testing.T) {
 		&pgproto3.Bind{},
 		&pgproto3.Describe{ObjectType: 'P'},
 		&pgproto3.Execute{},
+		&pgproto3.Close{ObjectType: 'S'},
+		&pgproto3.Sync{},
+	)
+	if got := c.expectReady(); !equalStrings(got, []string{"1", "2", "n", "D", "CSELECT 1", "3", "ZI"}) {
+		t.Fatalf("extended messages answered %v", got)
+	}
+	c.send(
+		&pgproto3.Parse{Query: "error at parse"},
+		&pgproto3.Bind{},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{},
 		&pgproto3.Query{String: "select 1"}, // skipped too, as PostgreSQL does
 		&pgproto3.Flush{},
 		&pgproto3.Close{ObjectType: 'S'},
 		&pgproto3.Sync{},
 	)
-	if got := c.expectReady(); !equalStrings(got, []string{"E0A000", "ZI"}) {
-		t.Fatalf("extended messages answered %v", got)
+	if got := c.expectReady(); !equalStrings(got, []string{"E42601", "ZI"}) {
+		t.Fatalf("extended messages after an error answered %v", got)
 	}
 	// A Sync on its own gets ReadyForQuery.
 	c.send(&pgproto3.Sync{})

@@ -28,6 +28,15 @@ type resultWriter struct {
 	copyIn copyInReader
 	// copyOut is the data stream of the running COPY TO STDOUT.
 	copyOut copyOutWriter
+	// extended is set while a portal runs (Execute): its RowDescription
+	// went out with Describe, so WriteColumns sends none. formats holds
+	// the portal's result format codes (nil: all text).
+	extended bool
+	formats  []int16
+	// binary is set when some result column goes out in binary format;
+	// codec encodes those.
+	binary bool
+	codec  types.BinaryCodec
 }
 
 var _ session.ResultWriter = (*resultWriter)(nil)
@@ -37,6 +46,7 @@ func (w *resultWriter) reset(ctx context.Context) {
 	w.ncols = -1
 	w.copyOut.active = false
 	w.ctx = ctx
+	w.extended, w.formats, w.binary = false, nil, false
 }
 
 // end cleans up after a query.
@@ -45,9 +55,28 @@ func (w *resultWriter) end() {
 	w.ctx = nil
 }
 
-// WriteColumns sends the RowDescription of a row-returning statement, every
-// column in text format.
+// WriteColumns starts the result of a row-returning statement: it sends
+// the RowDescription, every column in text format, unless a portal runs.
 func (w *resultWriter) WriteColumns(cols []session.Column) error {
+	w.ncols = len(cols)
+	w.binary = false
+	if w.extended {
+		for _, f := range w.formats {
+			w.binary = w.binary || f == 1
+		}
+		if w.binary && len(w.formats) != len(cols) {
+			return pgerror.AssertionFailedf("portal has %d result formats, statement %d columns", len(w.formats), len(cols))
+		}
+		return nil
+	}
+	w.describe(cols, nil)
+	w.c.send(&w.rd)
+	return w.result()
+}
+
+// describe builds the RowDescription of cols in w.rd, with the given
+// format codes (nil: text).
+func (w *resultWriter) describe(cols []session.Column, formats []int16) {
 	w.names = w.names[:0]
 	for _, col := range cols {
 		w.names = append(w.names, col.Name...)
@@ -66,10 +95,10 @@ func (w *resultWriter) WriteColumns(cols []session.Column) error {
 			TypeModifier:         col.Type.Typmod(),
 			Format:               0,
 		})
+		if formats != nil {
+			w.rd.Fields[len(w.rd.Fields)-1].Format = formats[len(w.rd.Fields)-1]
+		}
 	}
-	w.ncols = len(cols)
-	w.c.send(&w.rd)
-	return w.result()
 }
 
 // WriteBatch sends one DataRow per row of b.
@@ -91,7 +120,11 @@ func (w *resultWriter) WriteBatch(b *types.Batch) error {
 		if c.werr != nil {
 			break
 		}
-		c.wbuf = appendDataRow(c.wbuf, b.Cols, i)
+		if w.binary {
+			c.wbuf = appendDataRowFormats(c.wbuf, b.Cols, i, w.formats, &w.codec)
+		} else {
+			c.wbuf = appendDataRow(c.wbuf, b.Cols, i)
+		}
 		c.committed = len(c.wbuf)
 		if len(c.wbuf) >= flushThreshold {
 			_ = c.flush()

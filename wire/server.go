@@ -50,6 +50,17 @@ type Session interface {
 	TxStatus() byte
 	// Close releases the session, rolling back any open transaction.
 	Close()
+
+	// The extended query protocol; see the methods of the same names of
+	// session.Session.
+	Prepare(name, query string, paramOIDs []uint32) (*session.Prepared, error)
+	Statement(name string) (*session.Prepared, error)
+	CloseStatement(name string)
+	Bind(portal, stmt string, formats []int16, values [][]byte) (*session.Portal, error)
+	Portal(name string) (*session.Portal, error)
+	ClosePortal(name string)
+	Execute(ctx context.Context, portal string, maxRows int, w session.ResultWriter) (suspended bool, err error)
+	Sync() error
 }
 
 // Options configure a Server.
