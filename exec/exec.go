@@ -19,6 +19,9 @@ type Env struct {
 	DB  *storage.DB
 	Txn *storage.Txn
 	r   *rand.Rand
+	// params is the stack of argument values of the subqueries being run;
+	// a Param reads the top one.
+	params [][]*types.Vec
 }
 
 func (e *Env) rng() *rand.Rand {
@@ -52,6 +55,10 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newScan(env, n)
 	case *plan.Values:
 		return newValues(env, n)
+	case *plan.Join:
+		return newJoin(env, n)
+	case *plan.SysScan:
+		return newSysScan(env, n)
 	case *plan.Filter:
 		in, err := Build(env, n.Input)
 		if err != nil {

@@ -28,6 +28,10 @@ func (e *Env) compileExpr(x plan.Expr, fold bool) (evaluator, error) {
 		return &colEval{idx: x.Idx}, nil
 	case *plan.Const:
 		return newConstEval(x), nil
+	case *plan.Param:
+		return e.compileParam(x)
+	case *plan.Subquery:
+		return e.compileSubquery(x)
 	}
 	if fold && isConstant(x) {
 		// A constant that fails to fold (1/0 in a CASE arm never taken, say)

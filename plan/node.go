@@ -29,10 +29,40 @@ type Scan struct {
 	Filter Expr
 }
 
+// SysScan reads columns Cols of a system table, whose rows exec generates
+// from the catalog when the scan starts.
+type SysScan struct {
+	Table *SysTable
+	Cols  []int
+}
+
 // Values produces constant rows; zero columns and one row for SELECT without FROM.
 type Values struct {
 	Cols []Column
 	Rows [][]Expr
+}
+
+// JoinKind is the kind of a Join.
+type JoinKind uint8
+
+// Join kinds. A right join is bound as a left join with its inputs swapped.
+const (
+	JoinInner JoinKind = iota + 1
+	JoinLeft
+	JoinFull
+)
+
+// Join combines rows of Left and Right; its output is Left's columns
+// followed by Right's. On (over that output; nil means true) decides which
+// pairs match; an outer join also emits unmatched rows padded with NULLs.
+// The planner moves equalities between a Left and a Right expression from On
+// into LeftKeys/RightKeys (hashed), leaving the rest in On.
+type Join struct {
+	Kind        JoinKind
+	Left, Right Node
+	On          Expr
+	LeftKeys    []Expr // over Left's columns
+	RightKeys   []Expr // over Right's columns
 }
 
 // Filter keeps rows for which Pred is true.
@@ -137,6 +167,18 @@ func (n *Scan) Columns() []Column {
 }
 
 func (n *Values) Columns() []Column { return n.Cols }
+
+func (n *SysScan) Columns() []Column {
+	cols := make([]Column, len(n.Cols))
+	for i, c := range n.Cols {
+		cols[i] = Column{Name: n.Table.Cols[c].Name, Type: n.Table.Cols[c].Type, Ordinal: -1}
+	}
+	return cols
+}
+
+func (n *Join) Columns() []Column {
+	return append(append([]Column{}, n.Left.Columns()...), n.Right.Columns()...)
+}
 func (n *Filter) Columns() []Column { return n.Input.Columns() }
 func (n *Sort) Columns() []Column   { return n.Input.Columns() }
 func (n *Limit) Columns() []Column  { return n.Input.Columns() }

@@ -12,6 +12,7 @@ type rule struct {
 
 // rules run in order on every node.
 var rules = []rule{
+	{name: "hash join keys", apply: hashJoinKeys},
 	{name: "push filter into scan", apply: pushFilterIntoScan},
 	{name: "prune scan columns", apply: pruneScanColumns},
 }
@@ -19,6 +20,9 @@ var rules = []rule{
 // Optimize returns the physical plan for n.
 func Optimize(n plan.Node) plan.Node {
 	n = mapChildren(n, Optimize)
+	// Subquery plans are optimized on their own (not a rule: they recurse
+	// into Optimize).
+	n = optimizeSubqueries(n)
 	for _, r := range rules {
 		n = r.apply(n)
 	}
@@ -50,6 +54,11 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 	case *plan.Insert:
 		c := *n
 		c.Input = fn(n.Input)
+		return &c
+	case *plan.Join:
+		c := *n
+		c.Left = fn(n.Left)
+		c.Right = fn(n.Right)
 		return &c
 	}
 	return n
@@ -177,6 +186,12 @@ func Walk(e plan.Expr, fn func(plan.Expr)) {
 			Walk(w.Result, fn)
 		}
 		Walk(e.Else, fn)
+	case *plan.Subquery:
+		// The plan reads its own input; only Test and Args read ours.
+		Walk(e.Test, fn)
+		for _, a := range e.Args {
+			Walk(a, fn)
+		}
 	}
 }
 
@@ -203,6 +218,13 @@ func Remap(e plan.Expr, remap []int) plan.Expr {
 		}
 		if e.Else != nil {
 			c.Else = Remap(e.Else, remap)
+		}
+		return &c
+	case *plan.Subquery:
+		c := *e
+		c.Args = remapAll(e.Args, remap)
+		if e.Test != nil {
+			c.Test = Remap(e.Test, remap)
 		}
 		return &c
 	}

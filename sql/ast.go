@@ -82,16 +82,30 @@ type (
 		Offset   Expr
 		Values   [][]Expr // a bare VALUES list
 	}
-	// SelectItem is an output expression; Star selects every column.
+	// SelectItem is an output expression; Star selects every column, or
+	// every column of StarTable when it is set (t.*).
 	SelectItem struct {
-		Expr  Expr
-		Alias string
-		Star  bool
+		Expr      Expr
+		Alias     string
+		Star      bool
+		StarTable string
 	}
-	// TableRef names a table in FROM.
+	// TableRef is one item of FROM: a table ([Schema.]Name), a join
+	// (Join), or a subquery (Subquery, which must have an Alias).
 	TableRef struct {
-		Name  string
-		Alias string
+		Schema   string
+		Name     string
+		Alias    string
+		Join     *JoinClause
+		Subquery *Select
+	}
+	// JoinClause is Left [NATURAL] kind JOIN Right [ON On | USING (Using)].
+	JoinClause struct {
+		Kind        JoinKind
+		Left, Right *TableRef
+		Natural     bool
+		Using       []string
+		On          Expr
 	}
 	// OrderItem is one ORDER BY key. Nulls is 0 (default), 1 first, 2 last.
 	OrderItem struct {
@@ -140,6 +154,30 @@ const (
 	TxBegin TxKind = iota + 1
 	TxCommit
 	TxRollback
+)
+
+// JoinKind is the kind of a join.
+type JoinKind uint8
+
+// Join kinds.
+const (
+	JoinInner JoinKind = iota + 1
+	JoinCross
+	JoinLeft
+	JoinRight
+	JoinFull
+)
+
+// SubKind is the kind of a subquery expression.
+type SubKind uint8
+
+// Subquery kinds.
+const (
+	SubScalar SubKind = iota + 1
+	SubExists
+	SubArray
+	SubAny
+	SubAll
 )
 
 // Expressions.
@@ -211,14 +249,22 @@ type (
 	}
 	// CaseWhen is one WHEN arm.
 	CaseWhen struct{ Cond, Result Expr }
-	// Param is the extended protocol's parameter $N (N from 1).
-	Param struct{ N int }
 	// BoolTest is X IS [NOT] TRUE/FALSE.
 	BoolTest struct {
 		X     Expr
 		Value bool
 		Not   bool
 	}
+	// SubqueryExpr is a subquery in an expression: (SELECT ...), EXISTS
+	// (...), ARRAY(...), or X op ANY/ALL (...).
+	SubqueryExpr struct {
+		Kind  SubKind
+		Query *Select
+		Op    string // for SubAny and SubAll
+		X     Expr   // for SubAny and SubAll
+	}
+	// Param is a parameter placeholder $N (1-based).
+	Param struct{ N int }
 )
 
 // LitKind classifies a Literal.
@@ -261,4 +307,5 @@ func (*CastExpr) expr()      {}
 func (*SubscriptExpr) expr() {}
 func (*CaseExpr) expr()      {}
 func (*BoolTest) expr()      {}
+func (*SubqueryExpr) expr()  {}
 func (*Param) expr()         {}

@@ -15,12 +15,26 @@ type Catalog interface {
 	Table(name string) (*storage.TableDesc, error)
 }
 
-// scope is the set of columns an expression can name.
+// scope is the set of columns an expression can name: the columns of the
+// FROM items, in the order of the operator input they are read from.
 type scope struct {
-	table   string // name or alias of the FROM table; "" if none
+	table   string // name or alias of a single FROM table; "" if none or several
 	names   []string
 	types   []types.Type
 	ordinal []int // base-table ordinal, for ColRef names
+	// rels[i] is the name or alias of the FROM item column i comes from;
+	// nil means table for every column.
+	rels []string
+	// hidden[i] hides column i from unqualified references and *: the
+	// right-hand copy of a USING column. nil means none hidden.
+	hidden []bool
+	// star lists the columns * expands to, when not all visible ones in
+	// order (USING columns come first).
+	star []int
+	// outer is the scope of the enclosing query of a subquery; outer
+	// columns read through args as plan.Params.
+	outer *scope
+	args  *[]plan.Expr
 }
 
 func tableScope(t *storage.TableDesc, alias string) *scope {
@@ -36,19 +50,85 @@ func tableScope(t *storage.TableDesc, alias string) *scope {
 	return sc
 }
 
+func (sc *scope) rel(i int) string {
+	if sc.rels != nil {
+		return sc.rels[i]
+	}
+	return sc.table
+}
+
+func (sc *scope) isHidden(i int) bool { return sc.hidden != nil && sc.hidden[i] }
+
+// hasRel reports whether a FROM item of this scope is named rel.
+func (sc *scope) hasRel(rel string) bool {
+	if sc.rels == nil {
+		return sc.table == rel
+	}
+	for _, r := range sc.rels {
+		if r == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup finds ref among this scope's own columns: its index, or -1.
+func (sc *scope) lookup(ref *ColumnRef) (int, error) {
+	found := -1
+	for i, n := range sc.names {
+		if n != ref.Name {
+			continue
+		}
+		if ref.Table != "" {
+			if sc.rel(i) != ref.Table {
+				continue
+			}
+		} else if sc.isHidden(i) {
+			continue
+		}
+		if found >= 0 {
+			return -1, pgerror.Newf(pgerror.AmbiguousColumn, "column reference \"%s\" is ambiguous", ref.Name)
+		}
+		found = i
+	}
+	return found, nil
+}
+
 func (sc *scope) resolve(ref *ColumnRef) (plan.Expr, error) {
 	if sc == nil {
 		return nil, undefinedColumn(ref)
 	}
-	if ref.Table != "" && ref.Table != sc.table {
-		return nil, pgerror.Newf(pgerror.UndefinedTable, "missing FROM-clause entry for table \"%s\"", ref.Table)
+	i, err := sc.lookup(ref)
+	if err != nil {
+		return nil, err
 	}
-	for i, n := range sc.names {
-		if n == ref.Name {
-			return &plan.ColRef{Idx: i, Typ: sc.types[i], Name: n}, nil
+	if i >= 0 {
+		return &plan.ColRef{Idx: i, Typ: sc.types[i], Name: sc.names[i]}, nil
+	}
+	if ref.Table == "" || !sc.hasRel(ref.Table) {
+		if sc.outer != nil && sc.args != nil {
+			if oe, err := sc.outer.resolve(ref); err == nil {
+				return sc.param(oe), nil
+			}
 		}
 	}
+	if ref.Table != "" && !sc.hasRel(ref.Table) {
+		return nil, pgerror.Newf(pgerror.UndefinedTable, "missing FROM-clause entry for table \"%s\"", ref.Table)
+	}
 	return nil, undefinedColumn(ref)
+}
+
+// param returns the Param that reads outer expression oe, adding it to the
+// subquery's arguments once.
+func (sc *scope) param(oe plan.Expr) plan.Expr {
+	k := oe.String()
+	for i, a := range *sc.args {
+		if a.String() == k {
+			return &plan.Param{Idx: i, Typ: oe.Type()}
+		}
+	}
+	*sc.args = append(*sc.args, oe)
+	return &plan.Param{Idx: len(*sc.args) - 1, Typ: oe.Type()}
 }
 
 func undefinedColumn(ref *ColumnRef) error {
@@ -129,6 +209,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 			return nil, pgerror.Newf(pgerror.GroupingError, "column \"%s.%s\" must appear in the GROUP BY clause or be used in an aggregate function", b.agg.input.sc.table, e.Name)
 		}
 		return b.sc.resolve(e)
+	case *SubqueryExpr:
+		return b.subquery(e)
 	case *BinaryExpr:
 		return b.binary(e)
 	case *UnaryExpr:

@@ -9,25 +9,24 @@ import (
 
 // BindSelect binds a SELECT into a plan whose output columns are the query's.
 func BindSelect(cat Catalog, s *Select) (plan.Node, error) {
+	return bindSelect(cat, s, queryCtx{})
+}
+
+// bindSelect binds a SELECT; q links a subquery to its enclosing query.
+func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 	if s.Values != nil {
 		return bindValues(cat, s.Values)
 	}
 	in := &binder{cat: cat}
 	var input plan.Node
 	if s.From != nil {
-		t, err := cat.Table(s.From.Name)
-		if err != nil {
+		var err error
+		if input, in.sc, err = bindFrom(cat, s.From, q); err != nil {
 			return nil, err
 		}
-		in.sc = tableScope(t, s.From.Alias)
-		cols := make([]int, len(t.Columns))
-		for i := range cols {
-			cols[i] = i
-		}
-		input = &plan.Scan{Table: t, Cols: cols}
 	} else {
 		input = &plan.Values{Rows: [][]plan.Expr{{}}}
-		in.sc = &scope{}
+		in.sc = q.attach(&scope{})
 	}
 	if s.Where != nil {
 		w := *in
@@ -46,8 +45,11 @@ func BindSelect(cat Catalog, s *Select) (plan.Node, error) {
 			if s.From == nil {
 				return nil, pgerror.New(pgerror.SyntaxError, "SELECT * with no tables specified is not valid")
 			}
-			for _, n := range in.sc.names {
-				items = append(items, SelectItem{Expr: &ColumnRef{Name: n}})
+			if it.StarTable != "" && !in.sc.hasRel(it.StarTable) {
+				return nil, pgerror.Newf(pgerror.UndefinedTable, "missing FROM-clause entry for table \"%s\"", it.StarTable)
+			}
+			for _, i := range in.sc.starCols(it.StarTable) {
+				items = append(items, SelectItem{Expr: &ColumnRef{Table: in.sc.rel(i), Name: in.sc.names[i]}})
 			}
 			continue
 		}

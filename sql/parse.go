@@ -548,23 +548,8 @@ func convertSelect(s *pg.SelectStmt) (*Select, error) {
 	if sel.Items, err = convertTargets(s.TargetList); err != nil {
 		return nil, err
 	}
-	switch len(s.FromClause) {
-	case 0:
-	case 1:
-		rv := s.FromClause[0].GetRangeVar()
-		if rv == nil {
-			return nil, unsupported("subqueries and joins in FROM")
-		}
-		name, err := rangeName(rv)
-		if err != nil {
-			return nil, err
-		}
-		sel.From = &TableRef{Name: name}
-		if rv.Alias != nil {
-			sel.From.Alias = rv.Alias.Aliasname
-		}
-	default:
-		return nil, unsupported("joins")
+	if sel.From, err = convertFrom(s.FromClause); err != nil {
+		return nil, err
 	}
 	if sel.Where, err = convertOptExpr(s.WhereClause); err != nil {
 		return nil, err
@@ -619,7 +604,11 @@ func convertTargets(list []*pg.Node) ([]SelectItem, error) {
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			last := cr.Fields[len(cr.Fields)-1]
 			if last.GetAStar() != nil {
-				items = append(items, SelectItem{Star: true})
+				it := SelectItem{Star: true}
+				if len(cr.Fields) >= 2 {
+					it.StarTable = constText(cr.Fields[len(cr.Fields)-2])
+				}
+				items = append(items, it)
 				continue
 			}
 		}
@@ -701,8 +690,11 @@ func convertExpr(n *pg.Node) (Expr, error) {
 			return &ColumnRef{Name: parts[0]}, nil
 		case 2:
 			return &ColumnRef{Table: parts[0], Name: parts[1]}, nil
+		case 3:
+			// schema.table.column: tables are named by alias or name alone.
+			return &ColumnRef{Table: parts[1], Name: parts[2]}, nil
 		}
-		return nil, unsupported("qualified column references with schema")
+		return nil, unsupported("cross-database column references")
 	case *pg.Node_AExpr:
 		return convertAExpr(e.AExpr)
 	case *pg.Node_BoolExpr:
@@ -820,11 +812,14 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		}
 		return &FuncCall{Name: "coalesce", Args: args}, nil
 	case *pg.Node_SubLink:
-		return nil, unsupported("subqueries")
+		return convertSubLink(e.SubLink)
+	case *pg.Node_CollateClause:
+		// Collations are not modelled: text compares bytewise (C).
+		return convertExpr(e.CollateClause.Arg)
 	case *pg.Node_ParamRef:
 		return &Param{N: int(e.ParamRef.Number)}, nil
 	case *pg.Node_SqlvalueFunction:
-		return nil, unsupported("SQL value functions")
+		return sqlValueFunction(e.SqlvalueFunction)
 	}
 	return nil, unsupported("this expression")
 }

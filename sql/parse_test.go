@@ -117,16 +117,16 @@ func TestParseExpressions(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for q, code := range map[string]pgerror.Code{
-		"SELEC 1":                             pgerror.SyntaxError,
-		"SELECT FROM WHERE":                   pgerror.SyntaxError,
-		"CREATE INDEX i ON t (a)":             pgerror.FeatureNotSupported,
-		"SELECT * FROM a JOIN b ON a.x = b.x": pgerror.FeatureNotSupported,
-		"SELECT (SELECT 1)":                   pgerror.FeatureNotSupported,
-		"CREATE TABLE t (a nosuchtype)":       pgerror.UndefinedObject,
-		"CREATE TABLE t (a vector(0))":        pgerror.InvalidParameterValue,
-		"CREATE TABLE t (a vector(16001))":    pgerror.InvalidParameterValue,
-		"CREATE TABLE t (a timestamptz)":      pgerror.FeatureNotSupported,
-		"SAVEPOINT s":                         pgerror.FeatureNotSupported,
+		"SELEC 1":                                                  pgerror.SyntaxError,
+		"SELECT FROM WHERE":                                        pgerror.SyntaxError,
+		"CREATE INDEX i ON t (a)":                                  pgerror.FeatureNotSupported,
+		"SELECT * FROM a, LATERAL (SELECT 1) s":                    pgerror.FeatureNotSupported,
+		"WITH w AS (SELECT 1) SELECT 1":                            pgerror.FeatureNotSupported,
+		"CREATE TABLE t (a nosuchtype)":                            pgerror.UndefinedObject,
+		"CREATE TABLE t (a vector(0))":                             pgerror.InvalidParameterValue,
+		"CREATE TABLE t (a vector(16001))":                         pgerror.InvalidParameterValue,
+		"CREATE TABLE t (a timestamptz)":                           pgerror.FeatureNotSupported,
+		"SAVEPOINT s":                                              pgerror.FeatureNotSupported,
 		"CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (a))": pgerror.InvalidTableDefinition,
 	} {
 		_, err := Parse(q)

@@ -1,0 +1,433 @@
+package exec
+
+import (
+	"hash/maphash"
+	"math"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// joinOp joins its left (probe) input with its right (build) input, which
+// it reads into memory first. With keys it hashes the build rows and probes
+// each left row's chain; without, it pairs every left row with every right
+// row (nested loop). Candidate pairs are produced a batch at a time into
+// reused vectors, checked against the residual condition, and emitted; an
+// outer join then emits the rows that found no match, padded with NULLs.
+type joinOp struct {
+	env         *Env
+	kind        plan.JoinKind
+	left, right Operator
+	lkeys       []evaluator
+	rkeys       []evaluator
+	on          evaluator
+	ltypes      []types.Type
+	rtypes      []types.Type
+
+	built  bool
+	build  *types.Batch
+	nb     int          // build rows
+	bkeys  []*types.Vec // key values of the build rows
+	head   map[uint64]int32
+	next   []int32 // chain: next build row + 1, 0 at the end
+	seed   maphash.Seed
+	rmatch []bool // full join: build rows that matched
+
+	probe   *types.Batch
+	pkeys   []*types.Vec
+	phash   []uint64
+	lmatch  []bool
+	curL    int
+	curR    int // nested loop: next build row; hash: next chain entry + 1 (0: chain not started)
+	started bool
+	phase   int // 0 pairs, 1 unmatched left rows, then next probe batch
+	ldone   bool
+	rdone   bool // full join: unmatched build rows emitted
+
+	pl, pr []int
+	out    types.Batch
+	rows   []int
+	sub    gatherer
+}
+
+func newJoin(env *Env, n *plan.Join) (Operator, error) {
+	left, err := Build(env, n.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := Build(env, n.Right)
+	if err != nil {
+		left.Close()
+		return nil, err
+	}
+	j := &joinOp{env: env, kind: n.Kind, left: left, right: right, seed: maphash.MakeSeed()}
+	fail := func(err error) (Operator, error) {
+		j.Close()
+		return nil, err
+	}
+	for _, c := range n.Left.Columns() {
+		j.ltypes = append(j.ltypes, c.Type)
+	}
+	for _, c := range n.Right.Columns() {
+		j.rtypes = append(j.rtypes, c.Type)
+	}
+	for i := range n.LeftKeys {
+		lk, err := env.compile(n.LeftKeys[i])
+		if err != nil {
+			return fail(err)
+		}
+		rk, err := env.compile(n.RightKeys[i])
+		if err != nil {
+			return fail(err)
+		}
+		j.lkeys, j.rkeys = append(j.lkeys, lk), append(j.rkeys, rk)
+	}
+	if n.On != nil {
+		if j.on, err = env.compile(n.On); err != nil {
+			return fail(err)
+		}
+	}
+	j.out.Cols = make([]*types.Vec, 0, len(j.ltypes)+len(j.rtypes))
+	for _, t := range j.ltypes {
+		j.out.Cols = append(j.out.Cols, types.NewVec(t, types.BatchSize))
+	}
+	for _, t := range j.rtypes {
+		j.out.Cols = append(j.out.Cols, types.NewVec(t, types.BatchSize))
+	}
+	j.pl = make([]int, 0, types.BatchSize)
+	j.pr = make([]int, 0, types.BatchSize)
+	return j, nil
+}
+
+// hashRow hashes the key values of row i; ok is false when one is NULL
+// (a NULL key matches nothing).
+func hashRow(seed maphash.Seed, keys []*types.Vec, i int) (h uint64, ok bool) {
+	h = 0x9e3779b97f4a7c15
+	for _, k := range keys {
+		if k.Nulls[i] {
+			return 0, false
+		}
+		var x uint64
+		switch k.Type.Phys() {
+		case types.PhysInt:
+			x = uint64(k.Ints[i])
+		case types.PhysFloat:
+			f := k.Floats[i]
+			switch {
+			case f == 0:
+				f = 0 // -0 = 0
+			case math.IsNaN(f):
+				f = math.NaN()
+			}
+			x = math.Float64bits(f)
+		case types.PhysBool:
+			if k.Bools[i] {
+				x = 1
+			}
+		default:
+			x = maphash.Bytes(seed, k.GetBytes(i))
+		}
+		h ^= x
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+	}
+	return h, true
+}
+
+func (j *joinOp) buildSide() error {
+	j.built = true
+	j.build = types.NewBatch(j.rtypes, types.BatchSize)
+	for {
+		b, err := j.right.Next()
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		for i, c := range b.Cols {
+			j.build.Cols[i].AppendVec(c)
+		}
+		j.nb += b.Len()
+	}
+	j.build.SetLen(j.nb)
+	if j.kind == plan.JoinFull {
+		j.rmatch = make([]bool, j.nb)
+	}
+	if len(j.rkeys) == 0 {
+		return nil
+	}
+	j.bkeys = make([]*types.Vec, len(j.rkeys))
+	for i, k := range j.rkeys {
+		v, err := k.eval(j.build)
+		if err != nil {
+			return err
+		}
+		j.bkeys[i] = v
+	}
+	j.head = make(map[uint64]int32, j.nb)
+	j.next = make([]int32, j.nb)
+	// Chains run in build order: insert from the end.
+	for r := j.nb - 1; r >= 0; r-- {
+		h, ok := hashRow(j.seed, j.bkeys, r)
+		if !ok {
+			continue
+		}
+		j.next[r] = j.head[h]
+		j.head[h] = int32(r + 1)
+	}
+	return nil
+}
+
+// nextProbe reads the next left batch; false at the end of the left input.
+func (j *joinOp) nextProbe() (bool, error) {
+	b, err := j.left.Next()
+	if err != nil || b == nil {
+		return false, err
+	}
+	j.probe = b
+	n := b.Len()
+	j.curL, j.curR, j.started, j.phase = 0, 0, false, 0
+	if cap(j.lmatch) < n {
+		j.lmatch = make([]bool, n)
+	}
+	j.lmatch = j.lmatch[:n]
+	clear(j.lmatch)
+	if len(j.lkeys) > 0 {
+		if len(j.pkeys) != len(j.lkeys) {
+			j.pkeys = make([]*types.Vec, len(j.lkeys))
+		}
+		for i, k := range j.lkeys {
+			v, err := k.eval(b)
+			if err != nil {
+				return false, err
+			}
+			j.pkeys[i] = v
+		}
+		j.phash = j.phash[:0]
+		for r := 0; r < n; r++ {
+			h, ok := hashRow(j.seed, j.pkeys, r)
+			if !ok {
+				h = 0
+			}
+			j.phash = append(j.phash, h)
+		}
+	}
+	return true, nil
+}
+
+func (j *joinOp) keysEqual(l, r int) bool {
+	for i, k := range j.pkeys {
+		if k.Nulls[l] || j.bkeys[i].Nulls[r] || compareAt(k, l, j.bkeys[i], r) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// fillPairs puts up to a batch of the current probe batch's candidate pairs
+// into pl/pr; none means the probe batch is done.
+func (j *joinOp) fillPairs() {
+	j.pl, j.pr = j.pl[:0], j.pr[:0]
+	n := j.probe.Len()
+	if len(j.lkeys) == 0 {
+		for j.curL < n && len(j.pl) < types.BatchSize {
+			for j.curR < j.nb && len(j.pl) < types.BatchSize {
+				j.pl = append(j.pl, j.curL)
+				j.pr = append(j.pr, j.curR)
+				j.curR++
+			}
+			if j.curR >= j.nb {
+				j.curR = 0
+				j.curL++
+			}
+		}
+		return
+	}
+	for j.curL < n && len(j.pl) < types.BatchSize {
+		if !j.started {
+			j.started = true
+			j.curR = 0
+			if !hasNullKey(j.pkeys, j.curL) {
+				j.curR = int(j.head[j.phash[j.curL]])
+			}
+		}
+		for j.curR != 0 && len(j.pl) < types.BatchSize {
+			r := j.curR - 1
+			if j.keysEqual(j.curL, r) {
+				j.pl = append(j.pl, j.curL)
+				j.pr = append(j.pr, r)
+			}
+			j.curR = int(j.next[r])
+		}
+		if j.curR == 0 {
+			j.started = false
+			j.curL++
+		}
+	}
+}
+
+func hasNullKey(keys []*types.Vec, i int) bool {
+	for _, k := range keys {
+		if k.Nulls[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// emit fills the output batch with the pairs pl/pr (-1: a NULL side).
+func (j *joinOp) emit(lb *types.Batch) *types.Batch {
+	nl := len(j.ltypes)
+	for c := range j.out.Cols {
+		j.out.Cols[c].Reset()
+	}
+	for k := range j.pl {
+		l, r := j.pl[k], j.pr[k]
+		for c := 0; c < nl; c++ {
+			if l < 0 {
+				j.out.Cols[c].AppendNull()
+			} else {
+				j.out.Cols[c].AppendFrom(lb.Cols[c], l)
+			}
+		}
+		for c := range j.rtypes {
+			if r < 0 {
+				j.out.Cols[nl+c].AppendNull()
+			} else {
+				j.out.Cols[nl+c].AppendFrom(j.build.Cols[c], r)
+			}
+		}
+	}
+	j.out.SetLen(len(j.pl))
+	return &j.out
+}
+
+func (j *joinOp) Next() (*types.Batch, error) {
+	if !j.built {
+		if err := j.buildSide(); err != nil {
+			return nil, err
+		}
+		if j.nb == 0 && j.kind == plan.JoinInner {
+			return nil, nil
+		}
+		if err := j.advance(); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		if err := j.env.canceled(); err != nil {
+			return nil, err
+		}
+		if j.ldone {
+			return j.unmatchedRight(), nil
+		}
+		switch j.phase {
+		case 0:
+			j.fillPairs()
+			if len(j.pl) == 0 {
+				j.phase = 1
+				continue
+			}
+			out := j.emit(j.probe)
+			if j.on == nil {
+				j.markMatched(nil, true)
+				return out, nil
+			}
+			pred, err := j.on.eval(out)
+			if err != nil {
+				return nil, err
+			}
+			j.rows = selectRows(j.rows[:0], pred, out.Len())
+			j.markMatched(j.rows, false)
+			switch len(j.rows) {
+			case 0:
+				continue
+			case out.Len():
+				return out, nil
+			}
+			return j.sub.gather(out, j.rows), nil
+		case 1:
+			j.phase = 2
+			if j.kind == plan.JoinInner {
+				continue
+			}
+			j.pl, j.pr = j.pl[:0], j.pr[:0]
+			for l, m := range j.lmatch {
+				if !m {
+					j.pl = append(j.pl, l)
+					j.pr = append(j.pr, -1)
+				}
+			}
+			if len(j.pl) > 0 {
+				return j.emit(j.probe), nil
+			}
+		default:
+			if err := j.advance(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// advance moves to the next probe batch, or to the end of the left input.
+func (j *joinOp) advance() error {
+	ok, err := j.nextProbe()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		j.ldone, j.curR = true, 0
+	}
+	return nil
+}
+
+// markMatched records which pairs matched: those rows lists (indexes into
+// pl/pr), or all of them.
+func (j *joinOp) markMatched(rows []int, all bool) {
+	if j.kind == plan.JoinInner {
+		return
+	}
+	mark := func(k int) {
+		j.lmatch[j.pl[k]] = true
+		if j.rmatch != nil {
+			j.rmatch[j.pr[k]] = true
+		}
+	}
+	if all {
+		for k := range j.pl {
+			mark(k)
+		}
+		return
+	}
+	for _, k := range rows {
+		mark(k)
+	}
+}
+
+// unmatchedRight emits, for a full join, the build rows no left row
+// matched, a batch at a time; nil when done.
+func (j *joinOp) unmatchedRight() *types.Batch {
+	if j.kind != plan.JoinFull || j.rdone {
+		return nil
+	}
+	j.pl, j.pr = j.pl[:0], j.pr[:0]
+	for ; j.curR < j.nb && len(j.pl) < types.BatchSize; j.curR++ {
+		if !j.rmatch[j.curR] {
+			j.pl = append(j.pl, -1)
+			j.pr = append(j.pr, j.curR)
+		}
+	}
+	if j.curR >= j.nb {
+		j.rdone = true
+	}
+	if len(j.pl) == 0 {
+		return nil
+	}
+	return j.emit(nil)
+}
+
+func (j *joinOp) Close() {
+	j.left.Close()
+	j.right.Close()
+}

@@ -1,0 +1,165 @@
+package planner
+
+import "github.com/deeplaked/deeplaked/plan"
+
+// hashJoinKeys moves the equalities of a join condition that compare an
+// expression of the left input with one of the right input into the join's
+// hash keys; what remains of the condition is checked on each hashed match.
+func hashJoinKeys(n plan.Node) plan.Node {
+	j, ok := n.(*plan.Join)
+	if !ok || j.On == nil || len(j.LeftKeys) > 0 {
+		return n
+	}
+	nl := len(j.Left.Columns())
+	nr := len(j.Right.Columns())
+	var rest []plan.Expr
+	c := *j
+	for _, cond := range conjuncts(j.On, nil) {
+		eq, ok := cond.(*plan.Call)
+		if ok && eq.Op == plan.OpEq && eq.Args[0].Type().Phys() == eq.Args[1].Type().Phys() {
+			l, r := eq.Args[0], eq.Args[1]
+			ls, rs := side(l, nl), side(r, nl)
+			if ls == sideRight && rs == sideLeft {
+				l, r, ls, rs = r, l, rs, ls
+			}
+			if ls == sideLeft && rs == sideRight {
+				shift := make([]int, nl+nr)
+				for i := nl; i < nl+nr; i++ {
+					shift[i] = i - nl
+				}
+				c.LeftKeys = append(c.LeftKeys, l)
+				c.RightKeys = append(c.RightKeys, Remap(r, shift))
+				continue
+			}
+		}
+		rest = append(rest, cond)
+	}
+	switch len(rest) {
+	case 0:
+		c.On = nil
+	case 1:
+		c.On = rest[0]
+	default:
+		c.On = &plan.Call{Op: plan.OpAnd, Args: rest, Typ: j.On.Type()}
+	}
+	return &c
+}
+
+func conjuncts(e plan.Expr, out []plan.Expr) []plan.Expr {
+	if c, ok := e.(*plan.Call); ok && c.Op == plan.OpAnd {
+		for _, a := range c.Args {
+			out = conjuncts(a, out)
+		}
+		return out
+	}
+	return append(out, e)
+}
+
+const (
+	sideNone  = 0
+	sideLeft  = 1
+	sideRight = 2
+	sideBoth  = 3
+)
+
+// side tells which join inputs e reads: a key must read exactly one, and
+// nothing that varies otherwise (random(), a subquery).
+func side(e plan.Expr, nl int) int {
+	s := sideNone
+	Walk(e, func(x plan.Expr) {
+		switch x := x.(type) {
+		case *plan.ColRef:
+			if x.Idx < nl {
+				s |= sideLeft
+			} else {
+				s |= sideRight
+			}
+		case *plan.Subquery:
+			s = sideBoth
+		case *plan.Call:
+			if x.Op == plan.OpRandom || x.Op == plan.OpNextVal {
+				s = sideBoth
+			}
+		}
+	})
+	return s
+}
+
+// optimizeSubqueries optimizes the plans of the subqueries in n's expressions.
+func optimizeSubqueries(n plan.Node) plan.Node {
+	switch n := n.(type) {
+	case *plan.Filter:
+		if hasSubquery(n.Pred) {
+			c := *n
+			c.Pred = optimizeIn(n.Pred)
+			return &c
+		}
+	case *plan.Project:
+		for _, e := range n.Exprs {
+			if hasSubquery(e) {
+				c := *n
+				c.Exprs = make([]plan.Expr, len(n.Exprs))
+				for i, e := range n.Exprs {
+					c.Exprs[i] = optimizeIn(e)
+				}
+				return &c
+			}
+		}
+	case *plan.Join:
+		if n.On != nil && hasSubquery(n.On) {
+			c := *n
+			c.On = optimizeIn(n.On)
+			return &c
+		}
+	}
+	return n
+}
+
+func hasSubquery(e plan.Expr) bool {
+	found := false
+	Walk(e, func(x plan.Expr) {
+		if _, ok := x.(*plan.Subquery); ok {
+			found = true
+		}
+	})
+	return found
+}
+
+// optimizeIn returns e with every subquery plan in it optimized.
+func optimizeIn(e plan.Expr) plan.Expr {
+	switch e := e.(type) {
+	case *plan.Subquery:
+		c := *e
+		c.Plan = Optimize(e.Plan)
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = optimizeIn(a)
+		}
+		if e.Test != nil {
+			c.Test = optimizeIn(e.Test)
+		}
+		return &c
+	case *plan.Call:
+		c := *e
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = optimizeIn(a)
+		}
+		return &c
+	case *plan.Cast:
+		c := *e
+		c.X = optimizeIn(e.X)
+		return &c
+	case *plan.Case:
+		c := *e
+		c.Whens = make([]plan.When, len(e.Whens))
+		for i, w := range e.Whens {
+			c.Whens[i] = plan.When{Cond: optimizeIn(w.Cond), Result: optimizeIn(w.Result)}
+		}
+		if e.Else != nil {
+			c.Else = optimizeIn(e.Else)
+		}
+		return &c
+	}
+	return e
+}

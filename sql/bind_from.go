@@ -1,0 +1,367 @@
+package sql
+
+import (
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// queryCtx is what every scope of one (sub)query shares: the enclosing
+// query's scope and the outer expressions the subquery reads as Params.
+type queryCtx struct {
+	outer *scope
+	args  *[]plan.Expr
+}
+
+func (q queryCtx) attach(sc *scope) *scope {
+	sc.outer, sc.args = q.outer, q.args
+	return sc
+}
+
+// bindFrom binds a FROM item into a plan node and the scope of its columns.
+func bindFrom(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
+	switch {
+	case ref.Join != nil:
+		return bindJoin(cat, ref.Join, q)
+	case ref.Subquery != nil:
+		node, err := bindSelect(cat, ref.Subquery, queryCtx{})
+		if err != nil {
+			return nil, nil, err
+		}
+		sc := &scope{table: ref.Alias}
+		for _, c := range node.Columns() {
+			sc.names = append(sc.names, c.Name)
+			sc.types = append(sc.types, c.Type)
+			sc.ordinal = append(sc.ordinal, -1)
+		}
+		return node, q.attach(sc), nil
+	}
+	node, sc, err := bindRelation(cat, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return node, q.attach(sc), nil
+}
+
+// bindRelation resolves a table name: a system table of pg_catalog or
+// information_schema, or a user table (schema public).
+func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
+	alias := ref.Alias
+	if alias == "" {
+		alias = ref.Name
+	}
+	if st := systemTable(ref.Schema, ref.Name); st != nil {
+		sc := &scope{table: alias}
+		cols := make([]int, len(st.Cols))
+		for i, c := range st.Cols {
+			sc.names = append(sc.names, c.Name)
+			sc.types = append(sc.types, c.Type)
+			sc.ordinal = append(sc.ordinal, i)
+			cols[i] = i
+		}
+		return &plan.SysScan{Table: st, Cols: cols}, sc, nil
+	}
+	switch ref.Schema {
+	case "", "public":
+	default:
+		if isSystemSchema(ref.Schema) {
+			return nil, nil, pgerror.Newf(pgerror.UndefinedTable, "relation \"%s.%s\" does not exist", ref.Schema, ref.Name)
+		}
+		return nil, nil, pgerror.Newf(pgerror.Code("3F000"), "schema \"%s\" does not exist", ref.Schema)
+	}
+	t, err := cat.Table(ref.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := make([]int, len(t.Columns))
+	for i := range cols {
+		cols[i] = i
+	}
+	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, ref.Alias), nil
+}
+
+// bindJoin binds Left JOIN Right. A right join becomes a left join with the
+// inputs swapped, under a projection that restores the column order.
+func bindJoin(cat Catalog, j *JoinClause, q queryCtx) (plan.Node, *scope, error) {
+	ln, lsc, err := bindFrom(cat, j.Left, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	rn, rsc, err := bindFrom(cat, j.Right, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rsc.names {
+		if r := rsc.rel(i); r != "" && lsc.hasRel(r) {
+			return nil, nil, pgerror.Newf(pgerror.Code("42712"), "table name \"%s\" specified more than once", r)
+		}
+	}
+	sc := q.attach(concatScopes(lsc, rsc))
+	nl := len(lsc.names)
+
+	// USING (a, b) and NATURAL: equalities of the named columns; the
+	// right-hand copies hide, and * lists the join columns first.
+	using := j.Using
+	if j.Natural {
+		for i, n := range lsc.names {
+			if lsc.isHidden(i) {
+				continue
+			}
+			if k, _ := rsc.lookup(&ColumnRef{Name: n}); k >= 0 {
+				using = append(using, n)
+			}
+		}
+	}
+	var conds []plan.Expr
+	if len(using) > 0 {
+		if j.Kind == JoinFull {
+			return nil, nil, unsupported("FULL JOIN with USING or NATURAL")
+		}
+		sc.hidden = make([]bool, len(sc.names))
+		for i := range sc.names {
+			sc.hidden[i] = (i < nl && lsc.isHidden(i)) || (i >= nl && rsc.isHidden(i-nl))
+		}
+		var first []int
+		for _, u := range using {
+			li, err := lsc.lookup(&ColumnRef{Name: u})
+			if err != nil {
+				return nil, nil, err
+			}
+			if li < 0 {
+				return nil, nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in left table", u)
+			}
+			ri, err := rsc.lookup(&ColumnRef{Name: u})
+			if err != nil {
+				return nil, nil, err
+			}
+			if ri < 0 {
+				return nil, nil, pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in right table", u)
+			}
+			l := plan.Expr(&plan.ColRef{Idx: li, Typ: lsc.types[li], Name: u})
+			r := plan.Expr(&plan.ColRef{Idx: nl + ri, Typ: rsc.types[ri], Name: u})
+			if l, r, err = unify(l, r, "="); err != nil {
+				return nil, nil, err
+			}
+			conds = append(conds, &plan.Call{Op: plan.OpEq, Args: []plan.Expr{l, r}, Typ: types.TypBool})
+			keep, hide := li, nl+ri
+			if j.Kind == JoinRight {
+				keep, hide = hide, keep
+			}
+			sc.hidden[hide] = true
+			first = append(first, keep)
+		}
+		sc.star = first
+		for _, i := range concatStars(lsc, rsc) {
+			if !sc.hidden[i] && !containsInt(first, i) {
+				sc.star = append(sc.star, i)
+			}
+		}
+	} else if lsc.star != nil || rsc.star != nil {
+		sc.star = concatStars(lsc, rsc)
+	}
+	if j.On != nil {
+		b := &binder{cat: cat, sc: sc, noAgg: "JOIN conditions"}
+		on, err := b.boolExpr(j.On, "JOIN/ON")
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, on)
+	}
+	var on plan.Expr
+	switch len(conds) {
+	case 0:
+	case 1:
+		on = conds[0]
+	default:
+		on = &plan.Call{Op: plan.OpAnd, Args: conds, Typ: types.TypBool}
+	}
+	switch j.Kind {
+	case JoinInner, JoinCross:
+		return &plan.Join{Kind: plan.JoinInner, Left: ln, Right: rn, On: on}, sc, nil
+	case JoinLeft:
+		return &plan.Join{Kind: plan.JoinLeft, Left: ln, Right: rn, On: on}, sc, nil
+	case JoinFull:
+		return &plan.Join{Kind: plan.JoinFull, Left: ln, Right: rn, On: on}, sc, nil
+	}
+	// Right join: Right LEFT JOIN Left, then put Left's columns first again.
+	nr := len(rsc.names)
+	swap := make([]int, len(sc.names)) // old position (l, r) → swapped position (r, l)
+	for i := range swap {
+		if i < nl {
+			swap[i] = nr + i
+		} else {
+			swap[i] = i - nl
+		}
+	}
+	if on != nil {
+		on = remapCols(on, swap)
+	}
+	join := &plan.Join{Kind: plan.JoinLeft, Left: rn, Right: ln, On: on}
+	jc := join.Columns()
+	proj := &plan.Project{Input: join}
+	for i := range sc.names {
+		c := jc[swap[i]]
+		proj.Exprs = append(proj.Exprs, &plan.ColRef{Idx: swap[i], Typ: c.Type, Name: c.Name})
+		proj.Names = append(proj.Names, sc.names[i])
+	}
+	return proj, sc, nil
+}
+
+func concatScopes(l, r *scope) *scope {
+	sc := &scope{}
+	n := len(l.names) + len(r.names)
+	sc.rels = make([]string, 0, n)
+	for _, s := range []*scope{l, r} {
+		sc.names = append(sc.names, s.names...)
+		sc.types = append(sc.types, s.types...)
+		sc.ordinal = append(sc.ordinal, s.ordinal...)
+		for i := range s.names {
+			sc.rels = append(sc.rels, s.rel(i))
+		}
+	}
+	if l.hidden != nil || r.hidden != nil {
+		sc.hidden = make([]bool, n)
+		for i := range sc.hidden {
+			if i < len(l.names) {
+				sc.hidden[i] = l.isHidden(i)
+			} else {
+				sc.hidden[i] = r.isHidden(i - len(l.names))
+			}
+		}
+	}
+	return sc
+}
+
+// starCols lists the columns * expands to; rel limits them to one FROM item.
+func (sc *scope) starCols(rel string) []int {
+	var out []int
+	if rel != "" {
+		for i := range sc.names {
+			if sc.rel(i) == rel {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	if sc.star != nil {
+		return sc.star
+	}
+	for i := range sc.names {
+		if !sc.isHidden(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func concatStars(l, r *scope) []int {
+	out := append([]int{}, l.starCols("")...)
+	for _, i := range r.starCols("") {
+		out = append(out, len(l.names)+i)
+	}
+	return out
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// remapCols renumbers the column references of e (not those inside
+// subqueries, which read their own input).
+func remapCols(e plan.Expr, m []int) plan.Expr {
+	switch e := e.(type) {
+	case *plan.ColRef:
+		c := *e
+		c.Idx = m[e.Idx]
+		return &c
+	case *plan.Call:
+		c := *e
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = remapCols(a, m)
+		}
+		return &c
+	case *plan.Cast:
+		c := *e
+		c.X = remapCols(e.X, m)
+		return &c
+	case *plan.Case:
+		c := *e
+		c.Whens = make([]plan.When, len(e.Whens))
+		for i, w := range e.Whens {
+			c.Whens[i] = plan.When{Cond: remapCols(w.Cond, m), Result: remapCols(w.Result, m)}
+		}
+		if e.Else != nil {
+			c.Else = remapCols(e.Else, m)
+		}
+		return &c
+	case *plan.Subquery:
+		c := *e
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = remapCols(a, m)
+		}
+		if e.Test != nil {
+			c.Test = remapCols(e.Test, m)
+		}
+		return &c
+	}
+	return e
+}
+
+// subquery binds a subquery used as a value.
+func (b *binder) subquery(e *SubqueryExpr) (plan.Expr, error) {
+	var args []plan.Expr
+	q := queryCtx{args: &args}
+	if b.agg == nil && b.sc != nil {
+		q.outer = b.sc
+	}
+	node, err := bindSelect(b.cat, e.Query, q)
+	if err != nil {
+		return nil, err
+	}
+	cols := node.Columns()
+	sq := &plan.Subquery{Plan: node}
+	switch e.Kind {
+	case SubExists:
+		sq.Kind, sq.Typ = plan.SubExists, types.TypBool
+	case SubScalar:
+		if len(cols) != 1 {
+			return nil, pgerror.New(pgerror.SyntaxError, "subquery must return only one column")
+		}
+		sq.Kind, sq.Typ = plan.SubScalar, cols[0].Type
+	case SubAny, SubAll:
+		if len(cols) != 1 {
+			return nil, pgerror.New(pgerror.SyntaxError, "subquery has too many columns")
+		}
+		op, ok := comparisonOps[e.Op]
+		if !ok {
+			return nil, unsupported("operator " + e.Op + " with ANY/ALL")
+		}
+		x, err := b.expr(e.X)
+		if err != nil {
+			return nil, err
+		}
+		col := plan.Expr(&plan.ColRef{Idx: 0, Typ: cols[0].Type, Name: cols[0].Name})
+		x, col, err = unify(x, col, e.Op)
+		if err != nil {
+			return nil, err
+		}
+		if _, same := col.(*plan.ColRef); !same {
+			node = &plan.Project{Input: node, Exprs: []plan.Expr{col}, Names: []string{cols[0].Name}}
+		}
+		sq.Kind, sq.Typ, sq.Plan, sq.Test, sq.Op = plan.SubAny, types.TypBool, node, x, op
+		if e.Kind == SubAll {
+			sq.Kind = plan.SubAll
+		}
+	default:
+		return nil, unsupported("ARRAY(subquery)")
+	}
+	sq.Args = args
+	return sq, nil
+}

@@ -1,0 +1,153 @@
+package sql
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// convertFrom turns a FROM list into one TableRef: the items of a comma
+// list are cross-joined left to right, as PostgreSQL reads them.
+func convertFrom(items []*pg.Node) (*TableRef, error) {
+	var from *TableRef
+	for _, it := range items {
+		r, err := convertFromItem(it)
+		if err != nil {
+			return nil, err
+		}
+		if from == nil {
+			from = r
+			continue
+		}
+		from = &TableRef{Join: &JoinClause{Kind: JoinCross, Left: from, Right: r}}
+	}
+	return from, nil
+}
+
+func convertFromItem(n *pg.Node) (*TableRef, error) {
+	switch x := n.Node.(type) {
+	case *pg.Node_RangeVar:
+		rv := x.RangeVar
+		r := &TableRef{Schema: rv.Schemaname, Name: rv.Relname}
+		if rv.Catalogname != "" {
+			return nil, unsupported("cross-database references")
+		}
+		if rv.Alias != nil {
+			if len(rv.Alias.Colnames) > 0 {
+				return nil, unsupported("column aliases in FROM")
+			}
+			r.Alias = rv.Alias.Aliasname
+		}
+		return r, nil
+	case *pg.Node_JoinExpr:
+		j := x.JoinExpr
+		if j.Alias != nil || j.JoinUsingAlias != nil {
+			return nil, unsupported("aliases of joins")
+		}
+		l, err := convertFromItem(j.Larg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := convertFromItem(j.Rarg)
+		if err != nil {
+			return nil, err
+		}
+		jc := &JoinClause{Left: l, Right: r, Natural: j.IsNatural}
+		switch j.Jointype {
+		case pg.JoinType_JOIN_INNER:
+			jc.Kind = JoinInner
+			if j.Quals == nil && len(j.UsingClause) == 0 && !j.IsNatural {
+				jc.Kind = JoinCross
+			}
+		case pg.JoinType_JOIN_LEFT:
+			jc.Kind = JoinLeft
+		case pg.JoinType_JOIN_RIGHT:
+			jc.Kind = JoinRight
+		case pg.JoinType_JOIN_FULL:
+			jc.Kind = JoinFull
+		default:
+			return nil, unsupported("this join type")
+		}
+		for _, u := range j.UsingClause {
+			jc.Using = append(jc.Using, constText(u))
+		}
+		if jc.On, err = convertOptExpr(j.Quals); err != nil {
+			return nil, err
+		}
+		return &TableRef{Join: jc}, nil
+	case *pg.Node_RangeSubselect:
+		rs := x.RangeSubselect
+		if rs.Lateral {
+			return nil, unsupported("LATERAL subqueries")
+		}
+		sel := rs.Subquery.GetSelectStmt()
+		if sel == nil {
+			return nil, unsupported("this subquery in FROM")
+		}
+		q, err := convertSelect(sel)
+		if err != nil {
+			return nil, err
+		}
+		if rs.Alias == nil {
+			return nil, pgerror.New(pgerror.SyntaxError, "subquery in FROM must have an alias")
+		}
+		if len(rs.Alias.Colnames) > 0 {
+			return nil, unsupported("column aliases in FROM")
+		}
+		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname}, nil
+	case *pg.Node_RangeFunction:
+		return nil, unsupported("functions in FROM")
+	}
+	return nil, unsupported("this FROM item")
+}
+
+// convertSubLink converts a subquery used in an expression.
+func convertSubLink(s *pg.SubLink) (Expr, error) {
+	sel := s.Subselect.GetSelectStmt()
+	if sel == nil {
+		return nil, unsupported("this subquery")
+	}
+	q, err := convertSelect(sel)
+	if err != nil {
+		return nil, err
+	}
+	se := &SubqueryExpr{Query: q}
+	switch s.SubLinkType {
+	case pg.SubLinkType_EXPR_SUBLINK:
+		se.Kind = SubScalar
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		se.Kind = SubExists
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		se.Kind = SubArray
+	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
+		se.Kind = SubAny
+		if s.SubLinkType == pg.SubLinkType_ALL_SUBLINK {
+			se.Kind = SubAll
+		}
+		se.Op = "="
+		if len(s.OperName) > 0 {
+			se.Op = opName(s.OperName)
+		}
+		if se.X, err = convertExpr(s.Testexpr); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, unsupported("this kind of subquery")
+	}
+	return se, nil
+}
+
+// sqlValueFunction maps CURRENT_USER and friends onto function calls.
+func sqlValueFunction(f *pg.SQLValueFunction) (Expr, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE, pg.SQLValueFunctionOp_SVFOP_USER:
+		return &FuncCall{Name: "current_user"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return &FuncCall{Name: "session_user"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return &FuncCall{Name: "current_database"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return &FuncCall{Name: "current_schema"}, nil
+	}
+	return nil, unsupported("date and time functions")
+}
