@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/planner"
@@ -62,6 +61,9 @@ type Portal struct {
 	// completed.
 	started, done bool
 	cur           cursor
+	// hold marks a cursor declared WITH HOLD, which outlives its
+	// transaction.
+	hold bool
 }
 
 // Columns returns the portal's result columns, or nil.
@@ -193,6 +195,11 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 		return nil, nil
 	case *sql.ShowVar:
 		return []Column{{Name: st.Name, Type: types.TypText}}, nil
+	case *sql.Fetch:
+		if p, ok := s.portals[st.Name]; ok && !st.Move {
+			return p.cols, nil
+		}
+		return nil, nil
 	default:
 		return nil, nil
 	}
@@ -329,11 +336,14 @@ func (s *Session) ClosePortal(name string) {
 	}
 }
 
-// dropPortals closes every portal: a transaction has ended.
+// dropPortals closes every portal but the cursors declared WITH HOLD: a
+// transaction has ended.
 func (s *Session) dropPortals() {
 	for name, p := range s.portals {
-		p.close()
-		delete(s.portals, name)
+		if !p.hold {
+			p.close()
+			delete(s.portals, name)
+		}
 	}
 }
 
@@ -387,10 +397,10 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 				return false, err
 			}
 		}
-		return p.cur.fetch(ctx, p, maxRows, w)
+		return p.run(ctx, maxRows, w)
 	}
 	if p.started {
-		return p.cur.fetch(ctx, p, maxRows, w)
+		return p.run(ctx, maxRows, w)
 	}
 	p.started = true
 	s.params = p.params
@@ -407,7 +417,7 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 		return false, err
 	}
 	p.cur.openMaterialized(m.rows, m.tag)
-	return p.cur.fetch(ctx, p, maxRows, w)
+	return p.run(ctx, maxRows, w)
 }
 
 // completedTag is the tag of a portal executed again after its end.
@@ -447,98 +457,26 @@ func (p *Portal) close() {
 	p.done = true
 }
 
-// cursor produces a portal's rows in pieces.
-type cursor struct {
-	op     exec.Operator
-	cancel context.CancelFunc
-	// batch is the operator's current batch and pos the next row in it.
-	batch *types.Batch
-	pos   int
-	// window is a view of the rows sent next.
-	window types.Batch
-	// tag is the completion tag of a materialized statement.
-	tag string
-}
-
-// open builds the operators of a query. They run under a context of their
-// own, since a suspended portal outlives the Execute that started it; each
-// Execute's cancellation reaches it while that Execute runs.
-func (c *cursor) open(s *Session, ctx context.Context, node plan.Node) error {
-	opCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	op, err := exec.Build(s.env(opCtx), node)
-	if err != nil {
-		cancel()
-		return err
-	}
-	c.op, c.cancel = op, cancel
-	return nil
-}
-
-// openMaterialized serves rows a statement has already produced.
-func (c *cursor) openMaterialized(rows *types.Batch, tag string) {
-	c.batch, c.tag = rows, tag
-}
-
-// fetch sends up to maxRows rows (0: all that are left).
-func (c *cursor) fetch(ctx context.Context, p *Portal, maxRows int, w ResultWriter) (bool, error) {
-	if c.cancel != nil {
-		stop := context.AfterFunc(ctx, c.cancel)
-		defer stop()
-	}
+// run sends up to maxRows rows of the portal (0: all that are left), then
+// its completion, or reports that the limit suspended it.
+func (p *Portal) run(ctx context.Context, maxRows int, w ResultWriter) (suspended bool, err error) {
 	if err := w.WriteColumns(p.cols); err != nil {
 		return false, err
 	}
-	sent := 0
-	for maxRows <= 0 || sent < maxRows {
-		if c.batch == nil || c.pos >= c.batch.Len() {
-			if c.op == nil {
-				break
-			}
-			b, err := c.op.Next()
-			if err != nil {
-				return false, err
-			}
-			if b == nil {
-				break
-			}
-			c.batch, c.pos = b, 0
-			continue
-		}
-		n := c.batch.Len() - c.pos
-		if maxRows > 0 && n > maxRows-sent {
-			n = maxRows - sent
-		}
-		c.batch.Window(&c.window, c.pos, c.pos+n)
-		if err := w.WriteBatch(&c.window); err != nil {
-			return false, err
-		}
-		c.pos += n
-		sent += n
+	sent, err := p.cur.fetch(ctx, maxRows, w, false)
+	if err != nil {
+		return false, err
 	}
 	if maxRows > 0 && sent == maxRows {
 		return true, nil
 	}
 	p.done = true
 	tag := "SELECT " + strconv.Itoa(sent)
-	if c.tag != "" {
-		tag = c.tag
+	if p.cur.tag != "" {
+		tag = p.cur.tag
 	}
-	c.close()
+	p.cur.close()
 	return false, w.WriteComplete(tag)
-}
-
-func (c *cursor) close() {
-	if c.op != nil {
-		c.op.Close()
-		c.op = nil
-	}
-	if c.cancel != nil {
-		c.cancel()
-		c.cancel = nil
-	}
-	c.batch = nil
 }
 
 // materializer is a ResultWriter that keeps a statement's rows and tag.

@@ -239,6 +239,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.copyTo(ctx, st, w)
 	case *sql.Vacuum:
 		return s.vacuum(ctx, st, w)
+	case *sql.DeclareCursor, *sql.Fetch, *sql.CloseCursor, *sql.Deallocate:
+		return s.execCursorStmt(ctx, st, w)
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
 		return s.execRole(st, w)
 	}

@@ -124,6 +124,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertAlterRole(s.AlterRoleStmt)
 	case *pg.Node_DropRoleStmt:
 		return convertDropRole(s.DropRoleStmt)
+	case *pg.Node_DeclareCursorStmt, *pg.Node_FetchStmt, *pg.Node_ClosePortalStmt, *pg.Node_DeallocateStmt:
+		return convertCursorStmt(n)
 	}
 	return nil, unsupported(stmtKind(text))
 }

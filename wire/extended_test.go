@@ -144,6 +144,21 @@ func TestExtendedRowLimitSuspendsPortal(t *testing.T) {
 	if !equalStrings(got, want) {
 		t.Fatalf("row-limited executes answered %v, want %v", got, want)
 	}
+	// INSERT ... RETURNING runs to its end at the first Execute; its rows
+	// come in pieces.
+	c.send(
+		&pgproto3.Parse{Query: "insert into t values (6), (7) returning id"},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{MaxRows: 1},
+		&pgproto3.Execute{MaxRows: 1},
+		&pgproto3.Execute{MaxRows: 1},
+		&pgproto3.Sync{},
+	)
+	if got := c.expectReady(); !equalStrings(got, []string{"1", "2", "D", "s", "D", "s", "CINSERT 0 2", "ZI"}) {
+		t.Fatalf("row-limited INSERT RETURNING answered %v", got)
+	}
+	c.send(&pgproto3.Query{String: "delete from t where id > 5"})
+	c.expectReady()
 	// A portal of a transaction block outlives Sync; the rows come in order.
 	c.send(&pgproto3.Query{String: "begin"})
 	c.expectReady()
