@@ -34,6 +34,9 @@ type Const struct {
 	// statement is described (Null, of the parameter's type so far); a
 	// cast of an Unknown placeholder gives the parameter its type.
 	Param *ParamInfo
+	// Array marks an Unknown constant written as ARRAY[...]; its text is
+	// PostgreSQL's array form.
+	Array bool
 }
 
 // ParamInfo is what binding learns of one parameter $N: its type,
@@ -85,6 +88,7 @@ const (
 	OpCoalesce
 	OpNullIf
 	OpNextVal // serial default; Seq identifies the sequence
+	OpPgSleep // pg_sleep(seconds)
 )
 
 var opNames = [...]string{
@@ -95,7 +99,7 @@ var opNames = [...]string{
 	OpSubscript: "[]", OpCardinality: "cardinality", OpArrayLength: "array_length",
 	OpVectorDims: "vector_dims", OpRandom: "random", OpAbs: "abs", OpLower: "lower",
 	OpUpper: "upper", OpLength: "length", OpCoalesce: "coalesce", OpNullIf: "nullif",
-	OpNextVal: "nextval",
+	OpNextVal: "nextval", OpPgSleep: "pg_sleep",
 }
 
 func (o Op) String() string {

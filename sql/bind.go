@@ -201,6 +201,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		return literal(e)
 	case *Param:
 		return b.param(e)
+	case *ArrayExpr:
+		return b.arrayExpr(e)
 	case *ColumnRef:
 		if b.agg != nil {
 			if _, err := b.agg.input.sc.resolve(e); err != nil {

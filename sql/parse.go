@@ -748,6 +748,8 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		}
 		name := strings.ToLower(opName(f.Funcname))
 		return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct}, nil
+	case *pg.Node_AArrayExpr:
+		return convertArrayExpr(e.AArrayExpr)
 	case *pg.Node_TypeCast:
 		x, err := convertExpr(e.TypeCast.Arg)
 		if err != nil {

@@ -65,6 +65,9 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	if c, ok := e.(*plan.Const); ok && c.Param != nil && c.Typ.Kind == types.Unknown {
 		return inferParam(c, t)
 	}
+	if c, ok := e.(*plan.Const); ok && c.Array && t.Kind == types.Vector {
+		e = arrayAsVector(c)
+	}
 	if c, ok := e.(*plan.Const); ok && c.Null {
 		return plan.NullConst(t)
 	}
