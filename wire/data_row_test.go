@@ -101,6 +101,31 @@ func TestAppendDataRowAllocs(t *testing.T) {
 	}
 }
 
+// TestAppendDataRowBinaryAllocs: binary results, tensors and vectors
+// among them, encode without allocating once the codec has its scratch.
+func TestAppendDataRowBinaryAllocs(t *testing.T) {
+	b := rowsBatch(types.BatchSize)
+	vec := types.NewVec(types.VectorOf(4), types.BatchSize)
+	img := types.NewVec(types.TensorOf(types.DTUint8, 2, 2), types.BatchSize)
+	for i := 0; i < b.Len(); i++ {
+		vec.AppendBytes(make([]byte, 16))
+		img.AppendBytes([]byte{1, 2, 3, byte(i)})
+	}
+	b.Cols = append(b.Cols, vec, img)
+	formats := []int16{1, 1, 0, 1, 1}
+	var codec types.BinaryCodec
+	buf := make([]byte, 0, 1<<22)
+	allocs := testing.AllocsPerRun(10, func() {
+		buf = buf[:0]
+		for i := 0; i < b.Len(); i++ {
+			buf = appendDataRowFormats(buf, b.Cols, i, formats, &codec)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("encoding a batch in binary allocates %.1f times, want 0", allocs)
+	}
+}
+
 func BenchmarkAppendDataRow(b *testing.B) {
 	batch := rowsBatch(types.BatchSize)
 	buf := make([]byte, 0, flushThreshold*2)
