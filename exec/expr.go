@@ -65,7 +65,7 @@ func isConstant(x plan.Expr) bool {
 	case *plan.Cast:
 		return isConstant(x.X)
 	case *plan.Call:
-		if x.Op == plan.OpRandom || x.Op == plan.OpNextVal {
+		if x.Op == plan.OpRandom || x.Op == plan.OpNextVal || x.Op == plan.OpPgSleep {
 			return false
 		}
 		for _, a := range x.Args {
@@ -158,6 +158,9 @@ type callEval struct {
 func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 	if x.Op == plan.OpAnd || x.Op == plan.OpOr {
 		return e.compileLogic(x)
+	}
+	if x.Op == plan.OpPgSleep {
+		return e.compileSleep(x)
 	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {

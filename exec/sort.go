@@ -42,9 +42,18 @@ func (s *sortOp) load() error {
 	for i := range s.perm {
 		s.perm[i] = i
 	}
+	// NB: a cancel seen during the sort makes every comparison false, so
+	// the sort finishes at once and the statement fails.
+	calls, canceled := 0, false
 	sort.SliceStable(s.perm, func(x, y int) bool {
-		return s.less(s.perm[x], s.perm[y])
+		if calls++; calls%4096 == 0 && !canceled {
+			canceled = s.env.canceled() != nil
+		}
+		return !canceled && s.less(s.perm[x], s.perm[y])
 	})
+	if canceled {
+		return s.env.canceled()
+	}
 	s.out = types.NewBatch(ts, types.BatchSize)
 	return nil
 }

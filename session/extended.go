@@ -353,7 +353,10 @@ func (s *Session) dropPortals() {
 // RowDescription (Describe sends that). Outside a transaction block the
 // statement's transaction stays open until Sync.
 func (s *Session) Execute(ctx context.Context, name string, maxRows int, w ResultWriter) (suspended bool, err error) {
-	suspended, err = s.execute(ctx, name, maxRows, w)
+	sctx, cancel := s.statementContext(ctx)
+	defer cancel()
+	suspended, err = s.execute(sctx, name, maxRows, w)
+	err = statementError(sctx, err)
 	if err != nil {
 		if p, ok := s.portals[name]; ok {
 			p.close()
@@ -445,8 +448,12 @@ func (s *Session) Sync() error {
 	if s.txn != nil {
 		txn := s.txn
 		s.txn = nil
-		return txn.Commit()
+		if err := txn.Commit(); err != nil {
+			s.endSettings(false)
+			return err
+		}
 	}
+	s.endSettings(true)
 	return nil
 }
 

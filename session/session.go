@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 
 	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -39,7 +38,7 @@ type Session struct {
 	eng      *Engine
 	User     string
 	Database string
-	settings map[string]string
+	settings settings
 
 	txn      *storage.Txn
 	explicit bool // inside BEGIN ... COMMIT
@@ -61,24 +60,7 @@ type Session struct {
 
 // NewSession starts a session for user on database.
 func (e *Engine) NewSession(user, database string) *Session {
-	return &Session{eng: e, User: user, Database: database, settings: defaultSettings()}
-}
-
-func defaultSettings() map[string]string {
-	return map[string]string{
-		"server_version":              "15.0",
-		"server_encoding":             "UTF8",
-		"client_encoding":             "UTF8",
-		"datestyle":                   "ISO, MDY",
-		"timezone":                    "UTC",
-		"integer_datetimes":           "on",
-		"standard_conforming_strings": "on",
-		"search_path":                 "\"$user\", public",
-		"application_name":            "",
-		"extra_float_digits":          "1",
-		"statement_timeout":           "0",
-		"transaction_isolation":       "read committed",
-	}
+	return &Session{eng: e, User: user, Database: database, settings: newSettings(user)}
 }
 
 // TxStatus returns the ReadyForQuery status byte.
@@ -115,18 +97,26 @@ func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) 
 		return w.WriteEmpty()
 	}
 	s.multi = len(stmts) > 1
+	defer func() { _ = s.reportSettings(w) }()
 	for _, p := range stmts {
-		if err := s.execOne(ctx, p, w); err != nil {
+		sctx, cancel := s.statementContext(ctx)
+		err := statementError(sctx, s.execOne(sctx, p, w))
+		cancel()
+		if err != nil {
 			s.abort()
 			return err
 		}
 	}
-	if !s.explicit && s.txn != nil {
+	if !s.explicit {
 		txn := s.txn
 		s.txn = nil
-		if err := txn.Commit(); err != nil {
-			return err
+		if txn != nil {
+			if err := txn.Commit(); err != nil {
+				s.endSettings(false)
+				return err
+			}
 		}
+		s.endSettings(true)
 	}
 	return nil
 }
@@ -141,6 +131,7 @@ func (s *Session) abort() {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.endSettings(false)
 }
 
 func (s *Session) ensureTxn() *storage.Txn {
@@ -176,26 +167,9 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return w.WriteComplete("DROP TABLE")
 	case *sql.SetVar:
-		if st.Reset {
-			s.settings[st.Name] = defaultSettings()[st.Name]
-		} else {
-			s.settings[st.Name] = st.Value
-		}
-		return w.WriteComplete("SET")
+		return s.execSet(st, w)
 	case *sql.ShowVar:
-		v, ok := s.settings[st.Name]
-		if !ok {
-			return pgerror.Newf(pgerror.UndefinedObject, "unrecognized configuration parameter \"%s\"", st.Name)
-		}
-		if err := w.WriteColumns([]Column{{Name: st.Name, Type: types.TypText}}); err != nil {
-			return err
-		}
-		b := types.NewBatch([]types.Type{types.TypText}, 1)
-		b.Cols[0].AppendString(v)
-		if err := w.WriteBatch(b); err != nil {
-			return err
-		}
-		return w.WriteComplete("SHOW")
+		return s.execShow(st, w)
 	case *sql.Select:
 		node, err := sql.BindSelect(s.catalog(), st)
 		if err != nil {
@@ -350,6 +324,7 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 		} else if s.failed {
 			tag = "ROLLBACK"
 		}
+		s.endSettings(tag == "COMMIT" && err == nil)
 		s.txn, s.explicit, s.failed = nil, false, false
 		s.dropPortals()
 		if err != nil {
@@ -360,6 +335,7 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 		if s.txn != nil {
 			s.txn.Rollback()
 		}
+		s.endSettings(false)
 		s.txn, s.explicit, s.failed = nil, false, false
 		s.dropPortals()
 		return w.WriteComplete("ROLLBACK")
@@ -414,6 +390,3 @@ func (s *Session) writeDML(w ResultWriter, verb string, cols []plan.Column, res 
 	}
 	return w.WriteComplete(fmt.Sprintf("%s %d", verb, res.Count))
 }
-
-// Setting returns a session setting's value.
-func (s *Session) Setting(name string) string { return s.settings[strings.ToLower(name)] }

@@ -119,13 +119,23 @@ type (
 		Kind  TxKind
 		Start bool
 	}
-	// SetVar is SET name = value / RESET name.
+	// SetVar is SET [SESSION | LOCAL] name {TO | =} value [, ...], SET name
+	// TO DEFAULT, SET TIME ZONE, RESET name and RESET ALL.
 	SetVar struct {
-		Name  string
-		Value string
-		Reset bool
+		Name  string   // lower case; empty for RESET ALL
+		Args  []SetArg // nil for DEFAULT and RESET
+		Local bool     // SET LOCAL: until the end of the transaction
+		Reset bool     // DEFAULT or RESET: back to the session's default
+		// Tag is the command tag: "SET" or "RESET".
+		Tag string
 	}
-	// ShowVar is SHOW name.
+	// SetArg is one value of SET: a string or a name as written, or a
+	// number as text.
+	SetArg struct {
+		Text   string
+		Number bool
+	}
+	// ShowVar is SHOW name; the name is lower case, "all" for SHOW ALL.
 	ShowVar struct{ Name string }
 	// Copy is COPY table [(cols)] FROM STDIN [WITH (options)].
 	Copy struct {

@@ -587,6 +587,8 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 		return nil
 	}
 	switch f.Name {
+	case "pg_sleep":
+		return bindPgSleep(args)
 	case "random":
 		if err := nargs(0); err != nil {
 			return nil, err

@@ -100,18 +100,7 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		}
 		return nil, unsupported("this transaction statement (savepoints, prepared transactions)")
 	case *pg.Node_VariableSetStmt:
-		v := s.VariableSetStmt
-		switch v.Kind {
-		case pg.VariableSetKind_VAR_SET_VALUE:
-			var parts []string
-			for _, a := range v.Args {
-				parts = append(parts, constText(a))
-			}
-			return &SetVar{Name: strings.ToLower(v.Name), Value: strings.Join(parts, ", ")}, nil
-		case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
-			return &SetVar{Name: strings.ToLower(v.Name), Reset: true}, nil
-		}
-		return nil, unsupported("this form of SET")
+		return convertSet(s.VariableSetStmt)
 	case *pg.Node_VariableShowStmt:
 		return &ShowVar{Name: strings.ToLower(s.VariableShowStmt.Name)}, nil
 	case *pg.Node_CopyStmt:

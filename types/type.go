@@ -27,6 +27,9 @@ const (
 	JSONB
 	Vector
 	Tensor
+	// Void is the result type of functions that return nothing
+	// (pg_sleep); its only text form is empty.
+	Void
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -67,6 +70,7 @@ var (
 	TypBytea   = Type{Kind: Bytea}
 	TypJSON    = Type{Kind: JSON}
 	TypJSONB   = Type{Kind: JSONB}
+	TypVoid    = Type{Kind: Void}
 )
 
 // VectorOf returns vector(dim).
@@ -178,6 +182,8 @@ func (t Type) String() string {
 		return "json"
 	case JSONB:
 		return "jsonb"
+	case Void:
+		return "void"
 	case Vector:
 		if t.Width > 0 {
 			return "vector(" + strconv.Itoa(t.Width) + ")"
@@ -210,6 +216,7 @@ const (
 	OIDFloat4    uint32 = 700
 	OIDFloat8    uint32 = 701
 	OIDUnknown   uint32 = 705
+	OIDVoid      uint32 = 2278
 	OIDBoolArray uint32 = 1000
 	OIDInt2Array uint32 = 1005
 	OIDInt4Array uint32 = 1007
@@ -253,6 +260,8 @@ func (t Type) OID() uint32 {
 		return OIDVector
 	case Tensor:
 		return t.DType.ArrayOID()
+	case Void:
+		return OIDVoid
 	}
 	return OIDText // unknown literals are sent as text, as PostgreSQL does
 }
@@ -264,7 +273,7 @@ func (t Type) Size() int16 {
 		return 1
 	case Int2:
 		return 2
-	case Int4, Float4:
+	case Int4, Float4, Void:
 		return 4
 	case Int8, Float8:
 		return 8

@@ -95,10 +95,16 @@ func (c *conn) startup() bool {
 		c.fatal(err)
 		return false
 	}
+	statuses, err := startupParameterStatuses(c.sess, info)
+	if err != nil {
+		c.closeSession()
+		c.fatal(err)
+		return false
+	}
 
 	c.srv.keys.assign(c)
 	c.send(&pgproto3.AuthenticationOk{})
-	for _, ps := range initialParameterStatuses(info) {
+	for _, ps := range statuses {
 		c.send(&pgproto3.ParameterStatus{Name: ps.name, Value: ps.value})
 	}
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret[:]})

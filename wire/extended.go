@@ -144,6 +144,9 @@ func (c *conn) sync() {
 	if err := c.syncSession(); err != nil {
 		c.sendError(err)
 	}
+	if ss, ok := c.sess.(settingsSession); ok {
+		_ = ss.ReportSettings(&c.rw)
+	}
 	// Portals of an open transaction block outlive Sync; the others
 	// are gone.
 	for name := range c.portalFormats {

@@ -142,6 +142,14 @@ func (w *resultWriter) WriteComplete(tag string) error {
 	return w.result()
 }
 
+// ParameterStatus reports a changed setting.
+func (w *resultWriter) ParameterStatus(name, value string) error {
+	w.c.send(&pgproto3.ParameterStatus{Name: name, Value: value})
+	return w.result()
+}
+
+var _ session.ParameterStatusWriter = (*resultWriter)(nil)
+
 // WriteEmpty answers an empty query string.
 func (w *resultWriter) WriteEmpty() error {
 	w.ncols = -1

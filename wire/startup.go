@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/session"
 )
 
 // Startup packet codes. A startup packet is a 4-byte length (itself
@@ -133,11 +134,44 @@ func unsupportedProtocol(p startupPacket) error {
 		p.major(), p.minor(), protocolMajor, protocolMajor, protocolMinor)
 }
 
+// settingsSession is a Session that keeps run-time parameters: it takes
+// the startup packet's (application_name, DateStyle, options, ...) and
+// says what to report. session.Session is one.
+type settingsSession interface {
+	// Startup applies the startup parameters; an error ends the
+	// connection.
+	Startup(params map[string]string, superuser bool) error
+	// ParameterStatuses returns the parameters to report after
+	// authentication, in order.
+	ParameterStatuses() []session.Setting
+	// ReportSettings reports the parameters that changed to w: at Sync,
+	// as ExecSimple does at the end of a query string.
+	ReportSettings(w session.ResultWriter) error
+}
+
 // parameterStatus is one ParameterStatus the server reports after startup.
 type parameterStatus struct{ name, value string }
 
-// initialParameterStatuses returns what the server reports to every new
-// session, in the order PostgreSQL 15 sends them.
+// startupParameterStatuses applies the startup parameters to sess and
+// returns what the server reports to it, in the order PostgreSQL 15 sends
+// them.
+func startupParameterStatuses(sess Session, info StartupInfo) ([]parameterStatus, error) {
+	ss, ok := sess.(settingsSession)
+	if !ok {
+		return initialParameterStatuses(info), nil
+	}
+	if err := ss.Startup(info.Params, info.Superuser); err != nil {
+		return nil, err
+	}
+	var out []parameterStatus
+	for _, s := range ss.ParameterStatuses() {
+		out = append(out, parameterStatus{s.Name, s.Value})
+	}
+	return out, nil
+}
+
+// initialParameterStatuses returns what the server reports to a session
+// that keeps no parameters of its own.
 func initialParameterStatuses(info StartupInfo) []parameterStatus {
 	return []parameterStatus{
 		{"application_name", info.ApplicationName},
@@ -157,7 +191,7 @@ func initialParameterStatuses(info StartupInfo) []parameterStatus {
 }
 
 // ServerVersion is the PostgreSQL version deeplaked reports to clients.
-const ServerVersion = "15.0"
+const ServerVersion = session.ServerVersion
 
 // String implements fmt.Stringer for log lines.
 func (p startupPacket) String() string {

@@ -22,7 +22,6 @@ const (
 // ignored.
 var knownMissing = map[string]string{
 	"psql/catalog": noCatalog + " (\\dt and \\d query pg_class joined with pg_namespace)",
-	"psql/cancel":  noSleep,
 
 	"pgx/catalog": noCatalog + " (nor regclass)",
 	"pgx/cancel":  noSleep,
@@ -34,7 +33,6 @@ var knownMissing = map[string]string{
 	"psycopg2/insert":  "psycopg2 sends Python lists as ARRAY[...] constructors, which are not supported yet (0A000)",
 	"psycopg2/select":  "reads back the rows of the insert step, which fails (ARRAY[...])",
 	"psycopg2/catalog": noCatalog,
-	"psycopg2/cancel":  noSleep,
 
 	"sqlalchemy/connect":  noSQLAlchemy,
 	"sqlalchemy/create":   noSQLAlchemy,

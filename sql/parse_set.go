@@ -1,0 +1,65 @@
+package sql
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// convertSet converts SET, SET LOCAL, SET ... TO DEFAULT, SET TIME ZONE,
+// SET NAMES, RESET and RESET ALL. The grammar already maps the special
+// spellings onto parameter names (SET TIME ZONE is timezone, SET NAMES is
+// client_encoding). Values stay text: the session checks them against the
+// parameter they are for.
+func convertSet(v *pg.VariableSetStmt) (Stmt, error) {
+	sv := &SetVar{Name: strings.ToLower(v.Name), Local: v.IsLocal, Tag: "SET"}
+	switch v.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		for _, a := range v.Args {
+			arg, ok := setArg(a)
+			if !ok {
+				if sv.Name == "timezone" {
+					return nil, unsupported("SET TIME ZONE INTERVAL")
+				}
+				return nil, unsupported("this value of SET " + sv.Name)
+			}
+			sv.Args = append(sv.Args, arg)
+		}
+	case pg.VariableSetKind_VAR_SET_DEFAULT:
+		sv.Reset = true
+	case pg.VariableSetKind_VAR_RESET:
+		sv.Reset, sv.Tag = true, "RESET"
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		sv.Name, sv.Reset, sv.Tag = "", true, "RESET"
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		// SET TRANSACTION ..., SET SESSION CHARACTERISTICS AS TRANSACTION ...
+		return nil, unsupported("SET " + strings.ToUpper(v.Name))
+	default:
+		return nil, unsupported("this form of SET")
+	}
+	return sv, nil
+}
+
+// setArg returns one value of SET as text: a string or a name as written
+// (the grammar makes both string constants), a number as its digits,
+// a boolean keyword as true or false.
+func setArg(n *pg.Node) (SetArg, bool) {
+	c := n.GetAConst()
+	if c == nil {
+		return SetArg{}, false
+	}
+	switch v := c.Val.(type) {
+	case *pg.A_Const_Sval:
+		return SetArg{Text: v.Sval.Sval}, true
+	case *pg.A_Const_Ival:
+		return SetArg{Text: itoa(int64(v.Ival.Ival)), Number: true}, true
+	case *pg.A_Const_Fval:
+		return SetArg{Text: v.Fval.Fval, Number: true}, true
+	case *pg.A_Const_Boolval:
+		if v.Boolval.Boolval {
+			return SetArg{Text: "true"}, true
+		}
+		return SetArg{Text: "false"}, true
+	}
+	return SetArg{}, false
+}
