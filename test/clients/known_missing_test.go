@@ -2,7 +2,6 @@ package clients_test
 
 // Reasons shared by several entries of knownMissing.
 const (
-	noSleep   = "pg_sleep does not exist yet (42883), so there is no running query to cancel"
 	noCatalog = "pg_catalog and information_schema do not exist yet"
 	// In PostgreSQL, ROLLBACK (and COMMIT) end a failed transaction block
 	// whichever protocol carries them; deeplaked answers them with 25P02
@@ -24,11 +23,9 @@ var knownMissing = map[string]string{
 	"psql/catalog": noCatalog + " (\\dt and \\d query pg_class joined with pg_namespace)",
 
 	"pgx/catalog": noCatalog + " (nor regclass)",
-	"pgx/cancel":  noSleep,
 
 	"psycopg3/catalog":  noCatalog,
 	"psycopg3/sqlstate": noExtendedRollback,
-	"psycopg3/cancel":   noSleep,
 
 	"psycopg2/insert":  "psycopg2 sends Python lists as ARRAY[...] constructors, which are not supported yet (0A000)",
 	"psycopg2/select":  "reads back the rows of the insert step, which fails (ARRAY[...])",
@@ -45,9 +42,7 @@ var knownMissing = map[string]string{
 	"sqlalchemy/cancel":   noSQLAlchemy,
 
 	"node-postgres/catalog": noCatalog,
-	"node-postgres/cancel":  noSleep,
 
 	"jdbc/catalog":  noCatalog + " (DatabaseMetaData queries pg_catalog, with regclass)",
 	"jdbc/sqlstate": noExtendedRollback,
-	"jdbc/cancel":   noSleep,
 }
