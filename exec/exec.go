@@ -19,9 +19,17 @@ type Env struct {
 	DB  *storage.DB
 	Txn *storage.Txn
 	r   *rand.Rand
+	// User and Database name the session's role and database; Setting
+	// returns a run-time parameter's value (current_setting, pg_settings).
+	User     string
+	Database string
+	Setting  func(name string) (string, bool)
+
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.
 	params [][]*types.Vec
+	// cat is the catalog as this statement's system tables show it.
+	cat *sysCatalog
 }
 
 func (e *Env) rng() *rand.Rand {

@@ -32,6 +32,8 @@ func (e *Env) compileExpr(x plan.Expr, fold bool) (evaluator, error) {
 		return e.compileParam(x)
 	case *plan.Subquery:
 		return e.compileSubquery(x)
+	case *plan.Func:
+		return e.compileFunc(x)
 	}
 	if fold && isConstant(x) {
 		// A constant that fails to fold (1/0 in a CASE arm never taken, say)

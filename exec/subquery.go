@@ -20,6 +20,8 @@ type subqueryEval struct {
 	rows   *types.Vec // the first column of the rows of the last run
 	count  int        // rows of the last run (SubExists stops at one)
 	frame  []*types.Vec
+	buf    []byte
+	elem   []byte
 }
 
 func (e *Env) compileSubquery(x *plan.Subquery) (evaluator, error) {
@@ -136,6 +138,9 @@ func (s *subqueryEval) appendResult(test *types.Vec, i int) {
 		} else {
 			out.AppendFrom(s.rows, 0)
 		}
+	case plan.SubArray:
+		s.buf = appendArrayText(s.buf[:0], s.rows, s.elem)
+		out.AppendBytes(s.buf)
 	case plan.SubAny, plan.SubAll:
 		all := s.sq.Kind == plan.SubAll
 		if s.count == 0 {

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -14,17 +13,18 @@ type sysScanOp struct {
 }
 
 func newSysScan(env *Env, n *plan.SysScan) (Operator, error) {
-	gen, ok := sysTableRows[n.Table.Schema+"."+n.Table.Name]
-	if !ok {
-		return nil, pgerror.AssertionFailedf("no rows for system table %s.%s", n.Table.Schema, n.Table.Name)
-	}
+	gen := sysTableRows[n.Table.Schema+"."+n.Table.Name]
 	ts := make([]types.Type, len(n.Table.Cols))
 	for i, c := range n.Table.Cols {
 		ts[i] = c.Type
 	}
 	all := types.NewBatch(ts, 16)
-	if err := gen(env, &sysRows{b: all}); err != nil {
+	c, err := env.catalog()
+	if err != nil {
 		return nil, err
+	}
+	if gen != nil {
+		gen(env, c, &sysRows{b: all})
 	}
 	out := &types.Batch{Cols: make([]*types.Vec, len(n.Cols))}
 	for i, c := range n.Cols {
@@ -70,6 +70,3 @@ func (r *sysRows) row(vals ...any) {
 		}
 	}
 }
-
-// sysTableRows generates the rows of each system table, by schema.name.
-var sysTableRows = map[string]func(env *Env, r *sysRows) error{}

@@ -20,6 +20,8 @@ const (
 	SubAny
 	// SubAll is Test Op ALL (rows of the single column).
 	SubAll
+	// SubArray is the text form of an array of the single column's rows.
+	SubArray
 )
 
 // Subquery runs Plan to compute a value. Args are expressions over the

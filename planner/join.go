@@ -146,6 +146,13 @@ func optimizeIn(e plan.Expr) plan.Expr {
 			c.Args[i] = optimizeIn(a)
 		}
 		return &c
+	case *plan.Func:
+		c := *e
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = optimizeIn(a)
+		}
+		return &c
 	case *plan.Cast:
 		c := *e
 		c.X = optimizeIn(e.X)

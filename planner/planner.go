@@ -186,6 +186,10 @@ func Walk(e plan.Expr, fn func(plan.Expr)) {
 			Walk(w.Result, fn)
 		}
 		Walk(e.Else, fn)
+	case *plan.Func:
+		for _, a := range e.Args {
+			Walk(a, fn)
+		}
 	case *plan.Subquery:
 		// The plan reads its own input; only Test and Args read ours.
 		Walk(e.Test, fn)
@@ -219,6 +223,10 @@ func Remap(e plan.Expr, remap []int) plan.Expr {
 		if e.Else != nil {
 			c.Else = Remap(e.Else, remap)
 		}
+		return &c
+	case *plan.Func:
+		c := *e
+		c.Args = remapAll(e.Args, remap)
 		return &c
 	case *plan.Subquery:
 		c := *e

@@ -396,6 +396,11 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 			if err != nil {
 				return false, err
 			}
+			if !sameColumns(columnsOf(node.Columns()), p.cols) {
+				// The tables changed since the statement was described;
+				// clients (pgx) prepare it again on this error.
+				return false, pgerror.New(pgerror.FeatureNotSupported, "cached plan must not change result type")
+			}
 			if err := p.cur.open(s, ctx, planner.Optimize(node)); err != nil {
 				return false, err
 			}
@@ -421,6 +426,24 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 	}
 	p.cur.openMaterialized(m.rows, m.tag)
 	return p.run(ctx, maxRows, w)
+}
+
+// sameColumns reports whether a statement still returns the columns it
+// was described with (an untyped column is described as text).
+func sameColumns(got, described []Column) bool {
+	if len(got) != len(described) {
+		return false
+	}
+	for i, c := range got {
+		t := c.Type
+		if t.Kind == types.Unknown {
+			t = types.TypText
+		}
+		if !t.Equal(described[i].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // completedTag is the tag of a portal executed again after its end.

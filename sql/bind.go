@@ -337,6 +337,9 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if c, ok := x.(*plan.Const); ok && c.Param != nil && isUnknown(c) {
 			return inferParam(c, e.Type), nil
 		}
+		if rc, ok := regCast(x, e.Type); ok {
+			return rc, nil
+		}
 		if !canCast(x.Type(), e.Type) {
 			return nil, pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", x.Type(), e.Type)
 		}
@@ -452,6 +455,9 @@ func (b *binder) binary(e *BinaryExpr) (plan.Expr, error) {
 			l, r = r, l
 		}
 		return &plan.Call{Op: plan.OpJSONContains, Args: []plan.Expr{l, r}, Typ: types.TypBool}, nil
+	}
+	if re, ok, err := regexOp(e.Op, l, r); ok {
+		return re, err
 	}
 	return nil, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", l.Type(), e.Op, r.Type())
 }
@@ -670,6 +676,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 			op = plan.OpNullIf
 		}
 		return &plan.Call{Op: op, Args: args, Typ: t}, nil
+	}
+	if fe, ok, err := catalogCall(f.Name, args); ok {
+		return fe, err
 	}
 	return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s does not exist", f.Name).
 		WithHint("No function matches the given name and argument types.")

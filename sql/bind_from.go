@@ -286,6 +286,13 @@ func remapCols(e plan.Expr, m []int) plan.Expr {
 			c.Args[i] = remapCols(a, m)
 		}
 		return &c
+	case *plan.Func:
+		c := *e
+		c.Args = make([]plan.Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = remapCols(a, m)
+		}
+		return &c
 	case *plan.Cast:
 		c := *e
 		c.X = remapCols(e.X, m)
@@ -359,8 +366,15 @@ func (b *binder) subquery(e *SubqueryExpr) (plan.Expr, error) {
 		if e.Kind == SubAll {
 			sq.Kind = plan.SubAll
 		}
+	case SubArray:
+		if len(cols) != 1 {
+			return nil, pgerror.New(pgerror.SyntaxError, "subquery must return only one column")
+		}
+		// Arrays of scalars have no type of their own yet: the value is
+		// the array's text form.
+		sq.Kind, sq.Typ = plan.SubArray, types.TypText
 	default:
-		return nil, unsupported("ARRAY(subquery)")
+		return nil, unsupported("this subquery")
 	}
 	sq.Args = args
 	return sq, nil

@@ -9,7 +9,30 @@ import (
 
 // BindSelect binds a SELECT into a plan whose output columns are the query's.
 func BindSelect(cat Catalog, s *Select) (plan.Node, error) {
-	return bindSelect(cat, s, queryCtx{})
+	node, err := bindSelect(cat, s, queryCtx{})
+	if err != nil {
+		return nil, err
+	}
+	return regTypesAsText(node), nil
+}
+
+// regTypesAsText makes reg* output columns text: a regclass prints as the
+// relation's name, which only the catalog knows.
+func regTypesAsText(node plan.Node) plan.Node {
+	cols := node.Columns()
+	found := false
+	for _, c := range cols {
+		found = found || c.Type.IsRegType()
+	}
+	if !found {
+		return node
+	}
+	p := &plan.Project{Input: node}
+	for i, c := range cols {
+		p.Exprs = append(p.Exprs, textOf(&plan.ColRef{Idx: i, Typ: c.Type, Name: c.Name}))
+		p.Names = append(p.Names, c.Name)
+	}
+	return p
 }
 
 // bindSelect binds a SELECT; q links a subquery to its enclosing query.

@@ -335,12 +335,30 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		return types.TypFloat8, false, nil
 	case "text":
 		return types.TypText, false, nil
-	case "varchar", "character varying", "bpchar", "char", "character":
+	case "oid":
+		return types.Type{Kind: types.Oid}, false, nil
+	case "regclass":
+		return types.Type{Kind: types.RegClass}, false, nil
+	case "regtype":
+		return types.Type{Kind: types.RegType}, false, nil
+	case "regnamespace":
+		return types.Type{Kind: types.RegNamespace}, false, nil
+	case "regproc":
+		return types.Type{Kind: types.RegProc}, false, nil
+	case "name":
+		return types.Type{Kind: types.Name}, false, nil
+	case "char":
+		if schema == "pg_catalog" || len(mods) == 0 {
+			// "char" (quoted) is the one-byte catalog type; CHAR(n) is bpchar.
+			return types.Type{Kind: types.Char}, false, nil
+		}
+		return types.TypText, false, nil
+	case "varchar", "character varying", "bpchar", "character":
 		t := types.Type{Kind: types.Varchar}
 		if len(mods) == 1 {
 			t.Width = mods[0]
 		}
-		if name == "bpchar" || name == "char" || name == "character" {
+		if name == "bpchar" || name == "character" {
 			// blank-padded char is held as varchar without padding.
 			t = types.TypText
 		}

@@ -35,7 +35,7 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return append(dst, 0)
 	case Int2:
 		return binary.BigEndian.AppendUint16(dst, uint16(v.Ints[i]))
-	case Int4:
+	case Int4, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return binary.BigEndian.AppendUint32(dst, uint32(v.Ints[i]))
 	case Int8:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.Ints[i]))

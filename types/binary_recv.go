@@ -46,6 +46,11 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 			return err
 		}
 		v.AppendInt(int64(int32(binary.BigEndian.Uint32(b))))
+	case Oid, RegClass, RegType, RegNamespace, RegProc:
+		if err := fixedSize(b, 4); err != nil {
+			return err
+		}
+		v.AppendInt(int64(binary.BigEndian.Uint32(b)))
 	case Int8:
 		if err := fixedSize(b, 8); err != nil {
 			return err

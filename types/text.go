@@ -19,7 +19,7 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 			return append(dst, 't')
 		}
 		return append(dst, 'f')
-	case Int2, Int4, Int8:
+	case Int2, Int4, Int8, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return strconv.AppendInt(dst, v.Ints[i], 10)
 	case Float4:
 		return AppendFloat4(dst, float32(v.Floats[i]))
@@ -48,6 +48,12 @@ func AppendParsed(v *Vec, s string) error {
 			return err
 		}
 		v.AppendBool(b)
+	case Oid, RegClass, RegType, RegNamespace, RegProc:
+		n, err := ParseInt(s, Int8)
+		if err != nil || n < 0 || n > 1<<32-1 {
+			return pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", v.Type, s)
+		}
+		v.AppendInt(n)
 	case Int2, Int4, Int8:
 		n, err := ParseInt(s, v.Type.Kind)
 		if err != nil {

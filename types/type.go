@@ -27,6 +27,18 @@ const (
 	JSONB
 	Vector
 	Tensor
+	// Oid and the reg* types are PostgreSQL's object identifiers, held as
+	// integers; a reg* value prints as the object's name (the binder turns
+	// it into text through the catalog).
+	Oid
+	RegClass
+	RegType
+	RegNamespace
+	RegProc
+	// Name is PostgreSQL's 63-byte identifier type; Char is "char", the
+	// one-byte type of catalog codes such as relkind. Both hold text.
+	Name
+	Char
 	// Void is the result type of functions that return nothing
 	// (pg_sleep); its only text form is empty.
 	Void
@@ -84,7 +96,7 @@ func (t Type) Phys() Phys {
 	switch t.Kind {
 	case Bool:
 		return PhysBool
-	case Int2, Int4, Int8:
+	case Int2, Int4, Int8, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return PhysInt
 	case Float4, Float8:
 		return PhysFloat
@@ -109,17 +121,34 @@ func (t Type) Equal(u Type) bool {
 // IsNumeric reports whether t is an integer or floating-point scalar.
 func (t Type) IsNumeric() bool {
 	switch t.Kind {
-	case Int2, Int4, Int8, Float4, Float8:
+	case Int2, Int4, Int8, Float4, Float8, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return true
 	}
 	return false
 }
 
 // IsInteger reports whether t is an integer scalar.
-func (t Type) IsInteger() bool { return t.Kind == Int2 || t.Kind == Int4 || t.Kind == Int8 }
+func (t Type) IsInteger() bool {
+	return t.Kind == Int2 || t.Kind == Int4 || t.Kind == Int8 || t.IsOID()
+}
+
+// IsOID reports whether t is oid or one of the reg* types.
+func (t Type) IsOID() bool {
+	switch t.Kind {
+	case Oid, RegClass, RegType, RegNamespace, RegProc:
+		return true
+	}
+	return false
+}
+
+// IsRegType reports whether t is one of the reg* types, whose values print
+// as names.
+func (t Type) IsRegType() bool { return t.IsOID() && t.Kind != Oid }
 
 // IsTextual reports whether t is text or varchar.
-func (t Type) IsTextual() bool { return t.Kind == Text || t.Kind == Varchar }
+func (t Type) IsTextual() bool {
+	return t.Kind == Text || t.Kind == Varchar || t.Kind == Name || t.Kind == Char
+}
 
 // Ragged reports whether any tensor dimension is dynamic.
 func (t Type) Ragged() bool {
@@ -184,6 +213,20 @@ func (t Type) String() string {
 		return "jsonb"
 	case Void:
 		return "void"
+	case Oid:
+		return "oid"
+	case RegClass:
+		return "regclass"
+	case RegType:
+		return "regtype"
+	case RegNamespace:
+		return "regnamespace"
+	case RegProc:
+		return "regproc"
+	case Name:
+		return "name"
+	case Char:
+		return "\"char\""
 	case Vector:
 		if t.Width > 0 {
 			return "vector(" + strconv.Itoa(t.Width) + ")"
@@ -226,6 +269,13 @@ const (
 	OIDFloat8Arr uint32 = 1022
 	OIDVarchar   uint32 = 1043
 	OIDJSONB     uint32 = 3802
+	OIDChar      uint32 = 18
+	OIDName      uint32 = 19
+	OIDRegProc   uint32 = 24
+	OIDOid       uint32 = 26
+	OIDRegClass  uint32 = 2205
+	OIDRegType   uint32 = 2206
+	OIDRegNsp    uint32 = 4089
 	// OIDVector is deeplaked's fixed OID for pgvector's vector type (pgvector
 	// assigns one at CREATE EXTENSION time; clients look it up by name).
 	OIDVector uint32 = 16385
@@ -256,6 +306,20 @@ func (t Type) OID() uint32 {
 		return OIDJSON
 	case JSONB:
 		return OIDJSONB
+	case Oid:
+		return OIDOid
+	case RegClass:
+		return OIDRegClass
+	case RegType:
+		return OIDRegType
+	case RegNamespace:
+		return OIDRegNsp
+	case RegProc:
+		return OIDRegProc
+	case Name:
+		return OIDName
+	case Char:
+		return OIDChar
 	case Vector:
 		return OIDVector
 	case Tensor:
@@ -273,8 +337,12 @@ func (t Type) Size() int16 {
 		return 1
 	case Int2:
 		return 2
-	case Int4, Float4, Void:
+	case Int4, Float4, Oid, RegClass, RegType, RegNamespace, RegProc, Void:
 		return 4
+	case Char:
+		return 1
+	case Name:
+		return 64
 	case Int8, Float8:
 		return 8
 	}

@@ -516,3 +516,17 @@ func TestExtendedPgx(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExtendedStatementAfterDDL: a prepared statement whose table changed
+// shape fails with PostgreSQL's error, on which pgx prepares it again.
+func TestExtendedStatementAfterDDL(t *testing.T) {
+	c := rawReal(t, "create table t (a int)")
+	c.send(&pgproto3.Parse{Name: "s", Query: "select * from t"}, &pgproto3.Sync{})
+	c.expectReady()
+	c.send(&pgproto3.Query{String: "drop table t; create table t (a text, b int)"})
+	c.expectReady()
+	c.send(&pgproto3.Bind{PreparedStatement: "s"}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	if got := c.expectReady(); !equalStrings(got, []string{"2", "E0A000", "ZI"}) {
+		t.Fatalf("statement after DDL answered %v", got)
+	}
+}

@@ -1,0 +1,334 @@
+package exec
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// funcEval evaluates a plan.Func row by row. Functions are strict (NULL in,
+// NULL out) unless listed in lenientFuncs.
+type funcEval struct {
+	env  *Env
+	fn   *plan.Func
+	args []evaluator
+	vals []*types.Vec
+	out  *types.Vec
+	// re caches the compiled pattern of a regular expression match.
+	re     *regexp.Regexp
+	rePat  string
+	reFold bool
+}
+
+var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true}
+
+func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
+	f := &funcEval{env: e, fn: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
+	for _, a := range x.Args {
+		ev, err := e.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		f.args = append(f.args, ev)
+	}
+	return f, nil
+}
+
+func (f *funcEval) eval(b *types.Batch) (*types.Vec, error) {
+	for i, a := range f.args {
+		v, err := a.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		f.vals[i] = v
+	}
+	n := b.Len()
+	f.out.Reset()
+	cat, err := f.env.catalog()
+	if err != nil {
+		return nil, err
+	}
+rows:
+	for i := 0; i < n; i++ {
+		if !lenientFuncs[f.fn.Name] {
+			for _, v := range f.vals {
+				if v.Nulls[i] {
+					f.out.AppendNull()
+					continue rows
+				}
+			}
+		}
+		if err := f.one(cat, i); err != nil {
+			return nil, err
+		}
+	}
+	return f.out, nil
+}
+
+func (f *funcEval) str(k, i int) string { return string(f.vals[k].GetBytes(i)) }
+func (f *funcEval) oid(k, i int) uint32 { return uint32(f.vals[k].Ints[i]) }
+func (f *funcEval) null(k, i int) bool  { return k >= len(f.vals) || f.vals[k].Nulls[i] }
+
+// one appends the function's value for row i.
+func (f *funcEval) one(cat *sysCatalog, i int) error {
+	out, env := f.out, f.env
+	switch f.fn.Name {
+	case "version":
+		out.AppendString("PostgreSQL 15.0 (deeplaked) on x86_64-pc-linux-gnu, compiled by Go, 64-bit")
+	case "current_database":
+		out.AppendString(env.databaseName())
+	case "current_schema":
+		out.AppendString("public")
+	case "current_schemas":
+		if f.vals[0].Bools[i] {
+			out.AppendString("{pg_catalog,public}")
+		} else {
+			out.AppendString("{public}")
+		}
+	case "current_user", "session_user":
+		u := env.User
+		if u == "" {
+			u, _ = cat.roleName(bootstrapRoleOID)
+		}
+		out.AppendString(u)
+	case "current_setting":
+		if f.null(0, i) {
+			out.AppendNull()
+			return nil
+		}
+		name := f.str(0, i)
+		if env.Setting != nil {
+			if v, ok := env.Setting(name); ok {
+				out.AppendString(v)
+				return nil
+			}
+		}
+		if len(f.vals) > 1 && !f.null(1, i) && f.vals[1].Bools[i] {
+			out.AppendNull()
+			return nil
+		}
+		return pgerror.Newf(pgerror.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
+	case "pg_backend_pid":
+		out.AppendInt(int64(os.Getpid()))
+	case "pg_is_in_recovery", "pg_relation_is_publishable":
+		out.AppendBool(false)
+	case "has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",
+		"has_any_column_privilege", "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible":
+		out.AppendBool(true)
+	case "pg_table_is_visible":
+		r, ok := cat.relationByOID(f.oid(0, i))
+		if !ok {
+			out.AppendNull()
+			return nil
+		}
+		out.AppendBool(r.nsp == plan.NamespaceCatalog || r.nsp == plan.NamespacePublic)
+	case "format_type":
+		if f.null(0, i) {
+			out.AppendNull()
+			return nil
+		}
+		mod := int64(-1)
+		if !f.null(1, i) {
+			mod = f.vals[1].Ints[i]
+		}
+		out.AppendString(formatType(f.oid(0, i), mod))
+	case "pg_get_userbyid":
+		oid := f.oid(0, i)
+		if name, ok := cat.roleName(oid); ok {
+			out.AppendString(name)
+		} else {
+			out.AppendString("unknown (OID=" + strconv.FormatUint(uint64(oid), 10) + ")")
+		}
+	case "pg_encoding_to_char":
+		out.AppendString(encodingName(f.vals[0].Ints[i]))
+	case "pg_get_indexdef":
+		t := cat.indexByOID(f.oid(0, i))
+		if t == nil {
+			out.AppendNull()
+			return nil
+		}
+		col, pretty := 0, false
+		if len(f.vals) > 1 {
+			col = int(f.vals[1].Ints[i])
+		}
+		if len(f.vals) > 2 {
+			pretty = f.vals[2].Bools[i]
+		}
+		out.AppendString(indexDef(t, col, pretty))
+	case "pg_get_constraintdef":
+		oid := f.oid(0, i)
+		for _, t := range cat.tables {
+			if len(t.PrimaryKey) > 0 && constraintOID(t.ID) == oid {
+				out.AppendString("PRIMARY KEY (" + pkeyCols(t) + ")")
+				return nil
+			}
+		}
+		out.AppendNull()
+	case "pg_get_expr":
+		out.AppendBytes(f.vals[0].GetBytes(i))
+	case "obj_description", "col_description", "shobj_description", "pg_get_viewdef",
+		"pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef":
+		out.AppendNull()
+	case "quote_ident":
+		out.AppendString(quoteIdent(f.str(0, i)))
+	case "array_to_string":
+		if f.null(0, i) || f.null(1, i) {
+			out.AppendNull()
+			return nil
+		}
+		out.AppendString(strings.Join(arrayElems(f.str(0, i)), f.str(1, i)))
+	case "regclassin", "to_regclass":
+		if oid, ok := cat.relationByName(f.str(0, i)); ok {
+			out.AppendInt(int64(oid))
+		} else if f.fn.Name == "to_regclass" {
+			out.AppendNull()
+		} else if n, err := strconv.ParseUint(strings.TrimSpace(f.str(0, i)), 10, 32); err == nil {
+			out.AppendInt(int64(n))
+		} else {
+			return pgerror.Newf(pgerror.UndefinedTable, "relation \"%s\" does not exist", f.str(0, i))
+		}
+	case "regtypein", "to_regtype":
+		if oid, ok := typeOIDByName(f.str(0, i)); ok {
+			out.AppendInt(int64(oid))
+		} else if f.fn.Name == "to_regtype" {
+			out.AppendNull()
+		} else if n, err := strconv.ParseUint(strings.TrimSpace(f.str(0, i)), 10, 32); err == nil {
+			out.AppendInt(int64(n))
+		} else {
+			return pgerror.Newf(pgerror.UndefinedObject, "type \"%s\" does not exist", f.str(0, i))
+		}
+	case "regnamespacein", "to_regnamespace":
+		if oid, ok := namespaceOID(identPart(f.str(0, i))); ok {
+			out.AppendInt(int64(oid))
+		} else if f.fn.Name == "to_regnamespace" {
+			out.AppendNull()
+		} else if n, err := strconv.ParseUint(strings.TrimSpace(f.str(0, i)), 10, 32); err == nil {
+			out.AppendInt(int64(n))
+		} else {
+			return pgerror.Newf(pgerror.Code("3F000"), "schema \"%s\" does not exist", f.str(0, i))
+		}
+	case "regprocin":
+		n, err := strconv.ParseUint(strings.TrimSpace(f.str(0, i)), 10, 32)
+		if err != nil {
+			return pgerror.Newf(pgerror.UndefinedFunction, "function \"%s\" does not exist", f.str(0, i))
+		}
+		out.AppendInt(int64(n))
+	case "regclassout":
+		out.AppendString(cat.regclassName(f.oid(0, i)))
+	case "regtypeout":
+		if _, ok := typeByOID(f.oid(0, i)); ok {
+			out.AppendString(formatType(f.oid(0, i), -1))
+		} else {
+			out.AppendString(strconv.FormatUint(uint64(f.oid(0, i)), 10))
+		}
+	case "regnamespaceout":
+		if n, ok := namespaceName(f.oid(0, i)); ok {
+			out.AppendString(quoteIdent(n))
+		} else {
+			out.AppendString(strconv.FormatUint(uint64(f.oid(0, i)), 10))
+		}
+	case "regprocout":
+		oid := f.oid(0, i)
+		if oid == 0 {
+			out.AppendString("-")
+		} else if oid >= 90000 && int(oid-90000) < len(procNames) {
+			out.AppendString(procNames[oid-90000])
+		} else {
+			out.AppendString(strconv.FormatUint(uint64(oid), 10))
+		}
+	case "regexmatch", "regexmatch_i":
+		fold := f.fn.Name == "regexmatch_i"
+		pat := f.str(1, i)
+		if f.re == nil || pat != f.rePat || fold != f.reFold {
+			src := pat
+			if fold {
+				src = "(?i)" + src
+			}
+			re, err := regexp.Compile(src)
+			if err != nil {
+				return pgerror.Newf(pgerror.Code("2201B"), "invalid regular expression: %v", err)
+			}
+			f.re, f.rePat, f.reFold = re, pat, fold
+		}
+		out.AppendBool(f.re.Match(f.vals[0].GetBytes(i)))
+	default:
+		return pgerror.AssertionFailedf("function %s has no evaluator", f.fn.Name)
+	}
+	return nil
+}
+
+// arrayElems splits the text form of a one-dimensional array ({a,b,"c d"}).
+func arrayElems(s string) []string {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return []string{s}
+	}
+	s = s[1 : len(s)-1]
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			quoted, any = !quoted, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case c == ',' && !quoted:
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+			any = true
+		}
+	}
+	if any || cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// appendArrayText appends v's rows as the text form of a one-dimensional
+// array, quoting elements as PostgreSQL's array output does.
+func appendArrayText(dst []byte, v *types.Vec, buf []byte) []byte {
+	dst = append(dst, '{')
+	for i := 0; i < v.Len(); i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if v.Nulls[i] {
+			dst = append(dst, "NULL"...)
+			continue
+		}
+		buf = types.AppendText(buf[:0], v, i)
+		dst = appendArrayElem(dst, buf)
+	}
+	return append(dst, '}')
+}
+
+func appendArrayElem(dst, e []byte) []byte {
+	quote := len(e) == 0 || strings.EqualFold(string(e), "null")
+	for _, c := range e {
+		if c == ',' || c == '{' || c == '}' || c == '"' || c == '\\' || c == ' ' || c == '\t' || c == '\n' {
+			quote = true
+			break
+		}
+	}
+	if !quote {
+		return append(dst, e...)
+	}
+	dst = append(dst, '"')
+	for _, c := range e {
+		if c == '"' || c == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, '"')
+}

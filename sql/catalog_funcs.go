@@ -1,0 +1,155 @@
+package sql
+
+import (
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+var (
+	typOid  = types.Type{Kind: types.Oid}
+	typName = types.Type{Kind: types.Name}
+)
+
+// catalogFunc is the signature of a catalog or session function that exec
+// evaluates through plan.Func: argument types (the last optional ones from
+// min on) and the result type.
+type catalogFunc struct {
+	args []types.Type
+	min  int
+	ret  types.Type
+}
+
+var catalogFuncs = map[string]catalogFunc{
+	"version":                         {ret: types.TypText},
+	"current_database":                {ret: typName},
+	"current_schema":                  {ret: typName},
+	"current_user":                    {ret: typName},
+	"session_user":                    {ret: typName},
+	"current_schemas":                 {args: []types.Type{types.TypBool}, min: 1, ret: types.TypText},
+	"current_setting":                 {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_backend_pid":                  {ret: types.TypInt4},
+	"pg_is_in_recovery":               {ret: types.TypBool},
+	"pg_table_is_visible":             {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_type_is_visible":              {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_function_is_visible":          {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_relation_is_publishable":      {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"format_type":                     {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
+	"pg_get_userbyid":                 {args: []types.Type{typOid}, min: 1, ret: typName},
+	"pg_encoding_to_char":             {args: []types.Type{types.TypInt4}, min: 1, ret: typName},
+	"pg_get_indexdef":                 {args: []types.Type{typOid, types.TypInt4, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_constraintdef":            {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_expr":                     {args: []types.Type{types.TypText, typOid, types.TypBool}, min: 2, ret: types.TypText},
+	"pg_get_viewdef":                  {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_triggerdef":               {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_ruledef":                  {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_functiondef":              {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"pg_get_statisticsobjdef_columns": {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"obj_description":                 {args: []types.Type{typOid, typName}, min: 1, ret: types.TypText},
+	"shobj_description":               {args: []types.Type{typOid, typName}, min: 2, ret: types.TypText},
+	"col_description":                 {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
+	"has_table_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_schema_privilege":            {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_database_privilege":          {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_function_privilege":          {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_column_privilege":            {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
+	"has_any_column_privilege":        {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"quote_ident":                     {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
+	"array_to_string":                 {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypText},
+	"to_regclass":                     {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegClass}},
+	"to_regtype":                      {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegType}},
+	"to_regnamespace":                 {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegNamespace}},
+}
+
+// catalogCall binds a call of a catalog function; ok is false when name is
+// not one.
+func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
+	cf, ok := catalogFuncs[name]
+	if !ok {
+		return nil, false, nil
+	}
+	if len(args) < cf.min || len(args) > len(cf.args) {
+		return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args)).
+			WithHint("No function matches the given name and argument types.")
+	}
+	out := make([]plan.Expr, len(args))
+	for i, a := range args {
+		want := cf.args[i]
+		at := a.Type()
+		switch {
+		case at.Equal(want), isUnknown(a):
+			out[i] = castExpr(a, want)
+		case want.IsOID() && at.IsInteger(), want.IsInteger() && at.IsInteger():
+			out[i] = a // integers of any width are int64 in a Vec
+		case want.IsTextual() && (at.IsTextual() || at.IsRegType()):
+			out[i] = textOf(a)
+		default:
+			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", name, at).
+				WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+		}
+	}
+	return &plan.Func{Name: name, Args: out, Typ: cf.ret}, true, nil
+}
+
+// textOf converts e to text; a reg* value becomes the object's name.
+func textOf(e plan.Expr) plan.Expr {
+	if t := e.Type(); t.IsRegType() {
+		return &plan.Func{Name: regFuncName(t) + "out", Args: []plan.Expr{e}, Typ: types.TypText}
+	}
+	return castExpr(e, types.TypText)
+}
+
+func regFuncName(t types.Type) string {
+	switch t.Kind {
+	case types.RegClass:
+		return "regclass"
+	case types.RegType:
+		return "regtype"
+	case types.RegNamespace:
+		return "regnamespace"
+	}
+	return "regproc"
+}
+
+// regCast binds a cast to or from a reg* type, which reads or prints names
+// through the catalog; ok is false for other casts.
+func regCast(x plan.Expr, to types.Type) (plan.Expr, bool) {
+	from := x.Type()
+	switch {
+	case to.IsRegType() && (from.IsTextual() || from.Kind == types.Unknown):
+		if c, isConst := x.(*plan.Const); isConst && c.Null {
+			return plan.NullConst(to), true
+		}
+		return &plan.Func{Name: regFuncName(to) + "in", Args: []plan.Expr{castExpr(x, types.TypText)}, Typ: to}, true
+	case from.IsRegType() && to.IsTextual():
+		return castExpr(textOf(x), to), true
+	}
+	return nil, false
+}
+
+// regexOp binds the regular expression match operators ~, ~*, !~ and !~*.
+func regexOp(op string, l, r plan.Expr) (plan.Expr, bool, error) {
+	name := ""
+	not := false
+	switch op {
+	case "~":
+		name = "regexmatch"
+	case "~*":
+		name = "regexmatch_i"
+	case "!~":
+		name, not = "regexmatch", true
+	case "!~*":
+		name, not = "regexmatch_i", true
+	default:
+		return nil, false, nil
+	}
+	l, r = resolveUnknown(l), resolveUnknown(r)
+	if !l.Type().IsTextual() || !r.Type().IsTextual() {
+		return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", l.Type(), op, r.Type())
+	}
+	var e plan.Expr = &plan.Func{Name: name, Args: []plan.Expr{l, r}, Typ: types.TypBool}
+	if not {
+		e = &plan.Call{Op: plan.OpNot, Args: []plan.Expr{e}, Typ: types.TypBool}
+	}
+	return e, true, nil
+}
