@@ -33,10 +33,12 @@ const (
 
 // TestSoakManyConnections runs soakConns connections at once, each a mixed
 // workload of INSERT, SELECT, UPDATE, DELETE, COPY FROM and COPY TO, in
-// implicit and explicit transactions, for soakDuration. Every statement
-// must succeed and every connection must read back exactly the rows it
-// wrote; once the clients disconnect, the server's goroutines and live heap
-// must return to where they were before.
+// implicit and explicit transactions, for soakDuration. Half the
+// connections use the extended protocol (pgx's default: prepared and cached
+// statements, parameters, binary COPY), half the simple protocol. Every
+// statement must succeed and every connection must read back exactly the
+// rows it wrote; once the clients disconnect, the server's goroutines and
+// live heap must return to where they were before.
 func TestSoakManyConnections(t *testing.T) {
 	duration := soakDuration
 	if testing.Short() {
@@ -62,7 +64,9 @@ func TestSoakManyConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	simple := cfg.Copy()
+	simple.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
 	conns := make([]*pgx.Conn, soakConns)
 	{
 		var wg sync.WaitGroup
@@ -71,7 +75,11 @@ func TestSoakManyConnections(t *testing.T) {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
-				c, err := pgx.ConnectConfig(ctx, cfg)
+				cc := cfg
+				if i%2 == 1 {
+					cc = simple
+				}
+				c, err := pgx.ConnectConfig(ctx, cc)
 				if err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return
@@ -104,7 +112,7 @@ func TestSoakManyConnections(t *testing.T) {
 	stop := time.Now().Add(duration)
 	for i, c := range conns {
 		wg.Go(func() {
-			w := soakWorker{id: i, conn: c}
+			w := soakWorker{id: i, conn: c, simple: i%2 == 1}
 			for time.Now().Before(stop) {
 				if err := w.step(); err != nil {
 					errCount.Add(1)
@@ -146,6 +154,7 @@ func TestSoakManyConnections(t *testing.T) {
 type soakWorker struct {
 	id         int
 	conn       *pgx.Conn
+	simple     bool // simple protocol; else extended
 	steps      int
 	statements int64
 	next       int
@@ -160,9 +169,9 @@ func (w *soakWorker) step() error {
 	}
 	w.steps++
 	ctx := context.Background()
-	exec := func(q string) error {
+	exec := func(q string, args ...any) error {
 		w.statements++
-		_, err := w.conn.Exec(ctx, q)
+		_, err := w.conn.Exec(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
@@ -186,7 +195,7 @@ func (w *soakWorker) step() error {
 		if err := exec("BEGIN"); err != nil {
 			return err
 		}
-		if err := exec(fmt.Sprintf("UPDATE soak SET v = v + 10 WHERE conn = %d", w.id)); err != nil {
+		if err := exec("UPDATE soak SET v = v + $1 WHERE conn = $2", 10, w.id); err != nil {
 			return err
 		}
 		if err := exec("COMMIT"); err != nil {
@@ -197,6 +206,22 @@ func (w *soakWorker) step() error {
 		}
 		return nil
 	case 3: // COPY FROM STDIN, five rows
+		if !w.simple {
+			// pgx's CopyFrom: the binary format, after describing the table.
+			rows := make([][]any, 5)
+			for k := range rows {
+				n := w.next
+				w.next++
+				w.want[n] = int64(-n)
+				rows[k] = []any{int32(w.id), int32(n), int64(-n), fmt.Sprintf("copied %d", n), nil}
+			}
+			w.statements++
+			count, err := w.conn.CopyFrom(ctx, pgx.Identifier{"soak"}, []string{"conn", "n", "v", "note", "e"}, pgx.CopyFromRows(rows))
+			if err != nil || count != 5 {
+				return fmt.Errorf("CopyFrom: %d rows, %w", count, err)
+			}
+			return nil
+		}
 		w.copyBuf.Reset()
 		for range 5 {
 			n := w.next
@@ -231,7 +256,7 @@ func (w *soakWorker) step() error {
 			return nil
 		}
 		keep := w.next - 2
-		if err := exec(fmt.Sprintf("DELETE FROM soak WHERE conn = %d AND n < %d", w.id, keep)); err != nil {
+		if err := exec("DELETE FROM soak WHERE conn = $1 AND n < $2", w.id, keep); err != nil {
 			return err
 		}
 		for n := range w.want {
@@ -246,8 +271,8 @@ func (w *soakWorker) step() error {
 // check reads the connection's rows and compares them with want.
 func (w *soakWorker) check() error {
 	w.statements++
-	q := fmt.Sprintf("SELECT n, v FROM soak WHERE conn = %d ORDER BY n", w.id)
-	rows, err := w.conn.Query(context.Background(), q)
+	q := "SELECT n, v FROM soak WHERE conn = $1 ORDER BY n"
+	rows, err := w.conn.Query(context.Background(), q, w.id)
 	if err != nil {
 		return fmt.Errorf("%s: %w", q, err)
 	}
