@@ -93,6 +93,9 @@ func (s *Session) prepare(name, query string, declared []uint32) (*Prepared, err
 	if len(stmts) > 1 {
 		return nil, pgerror.New(pgerror.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
+	if s.explicit && s.failed && (len(stmts) == 0 || !isTxExit(&stmts[0])) {
+		return nil, errTxAborted
+	}
 	ps := &Prepared{Query: query}
 	specs := make([]paramSpec, len(declared))
 	bindTypes := make([]types.Type, len(declared))
@@ -241,12 +244,12 @@ func (s *Session) Bind(portalName, stmtName string, formats []int16, values [][]
 }
 
 func (s *Session) bind(portalName, stmtName string, formats []int16, values [][]byte) (*Portal, error) {
-	if s.explicit && s.failed {
-		return nil, errTxAborted
-	}
 	ps, err := s.Statement(stmtName)
 	if err != nil {
 		return nil, err
+	}
+	if s.explicit && s.failed && !isTxExit(ps.stmt) {
+		return nil, errTxAborted
 	}
 	if old, ok := s.portals[portalName]; ok {
 		if portalName != "" {
@@ -478,6 +481,16 @@ func (s *Session) Sync() error {
 	}
 	s.endSettings(true)
 	return nil
+}
+
+// isTxExit reports whether stmt ends a transaction block (COMMIT,
+// ROLLBACK): the only statements a failed block accepts.
+func isTxExit(stmt *sql.Parsed) bool {
+	if stmt == nil {
+		return false
+	}
+	tx, ok := stmt.Stmt.(*sql.TxStmt)
+	return ok && tx.Kind != sql.TxBegin
 }
 
 var errTxAborted = pgerror.New(pgerror.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")

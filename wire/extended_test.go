@@ -184,6 +184,19 @@ func TestExtendedRowLimitSuspendsPortal(t *testing.T) {
 	}
 	c.send(&pgproto3.Query{String: "commit"})
 	c.expectReady()
+	// In a failed block, statements other than COMMIT and ROLLBACK fail
+	// at Parse and Bind with 25P02; ROLLBACK through the extended protocol
+	// ends the block.
+	c.send(&pgproto3.Query{String: "begin; select 1/0"})
+	c.expectReady()
+	c.send(&pgproto3.Parse{Name: "one", Query: "select 1"}, &pgproto3.Sync{})
+	if got := c.expectReady(); !equalStrings(got, []string{"E25P02", "ZE"}) {
+		t.Fatalf("Parse in a failed block answered %v", got)
+	}
+	c.send(&pgproto3.Parse{Query: "rollback"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	if got := c.expectReady(); !equalStrings(got, []string{"1", "2", "CROLLBACK", "ZI"}) {
+		t.Fatalf("ROLLBACK of a failed block answered %v", got)
+	}
 	// The commit closed the portal.
 	c.send(&pgproto3.Execute{Portal: "cur"}, &pgproto3.Sync{})
 	if got := c.expectReady(); !equalStrings(got, []string{"E34000", "ZI"}) {
