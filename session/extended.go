@@ -197,7 +197,7 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 		}
 		return nil, nil
 	case *sql.ShowVar:
-		return []Column{{Name: st.Name, Type: types.TypText}}, nil
+		return s.showColumns(st)
 	case *sql.Fetch:
 		if p, ok := s.portals[st.Name]; ok && !st.Move {
 			return p.cols, nil

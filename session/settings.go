@@ -420,13 +420,32 @@ func (s *Session) reportSettings(w ResultWriter) error {
 	return nil
 }
 
+// showColumns returns the result columns of SHOW name or SHOW ALL, as
+// Describe reports them: one text column named as PostgreSQL spells the
+// parameter, or name, setting and description.
+func (s *Session) showColumns(st *sql.ShowVar) ([]Column, error) {
+	if st.Name == "all" {
+		return []Column{{Name: "name", Type: types.TypText}, {Name: "setting", Type: types.TypText}, {Name: "description", Type: types.TypText}}, nil
+	}
+	if p := paramByName[st.Name]; p != nil {
+		return []Column{{Name: p.name, Type: types.TypText}}, nil
+	}
+	if _, ok := s.settings.cur[st.Name]; !ok {
+		return nil, unknownParam(st.Name)
+	}
+	return []Column{{Name: st.Name, Type: types.TypText}}, nil
+}
+
 // execShow runs SHOW name and SHOW ALL.
 func (s *Session) execShow(st *sql.ShowVar, w ResultWriter) error {
+	cols, err := s.showColumns(st)
+	if err != nil {
+		return err
+	}
+	if err := w.WriteColumns(cols); err != nil {
+		return err
+	}
 	if st.Name == "all" {
-		cols := []Column{{Name: "name", Type: types.TypText}, {Name: "setting", Type: types.TypText}, {Name: "description", Type: types.TypText}}
-		if err := w.WriteColumns(cols); err != nil {
-			return err
-		}
 		b := types.NewBatch([]types.Type{types.TypText, types.TypText, types.TypText}, len(params))
 		for _, p := range params {
 			b.Cols[0].AppendString(p.name)
@@ -439,18 +458,8 @@ func (s *Session) execShow(st *sql.ShowVar, w ResultWriter) error {
 		}
 		return w.WriteComplete("SHOW")
 	}
-	name := st.Name
-	v, ok := s.settings.cur[name]
-	if p := paramByName[name]; p != nil {
-		name = p.name
-	} else if !ok {
-		return unknownParam(st.Name)
-	}
-	if err := w.WriteColumns([]Column{{Name: name, Type: types.TypText}}); err != nil {
-		return err
-	}
 	b := types.NewBatch([]types.Type{types.TypText}, 1)
-	b.Cols[0].AppendString(v)
+	b.Cols[0].AppendString(s.settings.cur[st.Name])
 	b.SetLen(1)
 	if err := w.WriteBatch(b); err != nil {
 		return err

@@ -147,3 +147,25 @@ func TestSettingsExtendedProtocol(t *testing.T) {
 		t.Errorf("statement_timeout = %q", got)
 	}
 }
+
+// TestShowExtendedProtocol describes SHOW as PostgreSQL does: the
+// parameter's own spelling, three columns for SHOW ALL, 42704 for an
+// unknown name.
+func TestShowExtendedProtocol(t *testing.T) {
+	ts := startRealServer(t)
+	conn := connectPgconn(t, ts)
+	ctx := context.Background()
+	res := conn.ExecParams(ctx, "SHOW datestyle", nil, nil, nil, nil).Read()
+	if res.Err != nil || len(res.FieldDescriptions) != 1 || res.FieldDescriptions[0].Name != "DateStyle" || string(res.Rows[0][0]) != "ISO, MDY" {
+		t.Fatalf("SHOW datestyle: %+v", res)
+	}
+	res = conn.ExecParams(ctx, "SHOW ALL", nil, nil, nil, nil).Read()
+	if res.Err != nil || len(res.FieldDescriptions) != 3 || len(res.Rows) < 20 || len(res.Rows[0]) != 3 {
+		t.Fatalf("SHOW ALL: %v, %d columns, %d rows", res.Err, len(res.FieldDescriptions), len(res.Rows))
+	}
+	_, err := conn.Prepare(ctx, "", "SHOW nope", nil)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42704" {
+		t.Fatalf("SHOW nope: %v", err)
+	}
+}
