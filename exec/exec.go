@@ -96,6 +96,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return p, nil
 	case *plan.Aggregate:
 		return newAggregate(env, n)
+	case *plan.Window:
+		return newWindow(env, n)
 	case *plan.Sort:
 		in, err := Build(env, n.Input)
 		if err != nil {

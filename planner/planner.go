@@ -47,6 +47,10 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c := *n
 		c.Input = fn(n.Input)
 		return &c
+	case *plan.Window:
+		c := *n
+		c.Input = fn(n.Input)
+		return &c
 	case *plan.Limit:
 		c := *n
 		c.Input = fn(n.Input)

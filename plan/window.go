@@ -1,0 +1,61 @@
+package plan
+
+import "github.com/deeplaked/deeplaked/types"
+
+// WindowFunc names a window function.
+type WindowFunc uint8
+
+// Window functions: the ranking ones, lag/lead and first/last_value, and
+// the aggregates over a window frame.
+const (
+	WinRowNumber WindowFunc = iota + 1
+	WinRank
+	WinDenseRank
+	WinPercentRank
+	WinCumeDist
+	WinNtile
+	WinLag
+	WinLead
+	WinFirstValue
+	WinLastValue
+	WinCount // count(arg); count(*) when Arg < 0
+	WinSum
+	WinAvg
+	WinMin
+	WinMax
+)
+
+// WindowCall is one window function of a Window node.
+type WindowCall struct {
+	Func WindowFunc
+	// Arg is the input column of the argument, -1 for none.
+	Arg int
+	// Offset is lag/lead's offset or ntile's bucket count.
+	Offset int64
+	// Default is the input column of lag/lead's default, -1 for NULL.
+	Default int
+	Typ     types.Type
+	Name    string
+}
+
+// Window computes window functions over the partitions of its input, which
+// arrives sorted by PartitionBy and then OrderBy (the binder puts a Sort
+// below it). Without OrderBy every function sees its whole partition; with
+// it, the frame is PostgreSQL's default: from the partition's start to the
+// current row's last peer. Its output is the input's columns followed by
+// one column per call.
+type Window struct {
+	Input       Node
+	PartitionBy []int
+	OrderBy     []SortKey
+	Calls       []WindowCall
+}
+
+// Columns returns the input's columns and the calls'.
+func (n *Window) Columns() []Column {
+	cols := append([]Column{}, n.Input.Columns()...)
+	for _, c := range n.Calls {
+		cols = append(cols, Column{Name: c.Name, Type: c.Typ, Ordinal: -1})
+	}
+	return cols
+}
