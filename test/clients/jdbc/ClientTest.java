@@ -29,6 +29,7 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.postgresql.PGConnection;
+import org.postgresql.PGResultSetMetaData;
 import org.postgresql.copy.CopyManager;
 
 public class ClientTest {
@@ -115,11 +116,19 @@ public class ClientTest {
         return c.getSimpleName() + Arrays.deepToString(elems);
     }
 
+    /** The result formats of the last select: 0 text, 1 binary. */
+    static List<Integer> lastFormats;
+
     static List<List<Object>> select(Connection conn, String table, String where, int param) throws SQLException {
         List<List<Object>> rows = new ArrayList<>();
         try (PreparedStatement ps = conn.prepareStatement("SELECT " + COLUMNS + " FROM " + table + " " + where + " ORDER BY id")) {
             ps.setInt(1, param);
             try (ResultSet rs = ps.executeQuery()) {
+                PGResultSetMetaData md = rs.getMetaData().unwrap(PGResultSetMetaData.class);
+                lastFormats = new ArrayList<>();
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    lastFormats.add(md.getFormat(i));
+                }
                 while (rs.next()) {
                     rows.add(row(rs));
                 }
@@ -204,6 +213,9 @@ public class ClientTest {
                         values(1, "alpha 'quoted' é", 1.5, "00ff10", "[0.5,1,2]", "Float[1.5, -2.0, 0.25]", "Short[[1, 2], [3, 255]]"),
                         nullRow(2));
                     expect("SELECT", select(conn, ITEMS, "WHERE id <= ?", 2), want);
+                    // The driver asks for binary where it can decode the
+                    // type: not text and not vector.
+                    expect("result formats", lastFormats, List.of(1, 0, 1, 1, 0, 1, 1));
                 }
             }},
             {"copy_in", (Step) () -> {
