@@ -6,10 +6,10 @@
 // test rather than skipping it.
 //
 // CLIENTS_BIN names a deeplaked binary to run instead of building
-// cmd/deeplaked. CLIENTS_DSN=postgres://user@host:port/db runs the same clients against
-// another server instead, a PostgreSQL 15 with a pgvector-compatible
-// `vector` type, to check the tests themselves; there every step must
-// pass, knownMissing or not.
+// cmd/deeplaked. CLIENTS_DSN=postgres://user@host:port/db runs the same
+// clients against another server instead, a PostgreSQL 15 with a
+// pgvector-compatible `vector` type, to check the tests themselves; there
+// every step must pass, knownMissing or not.
 package clients_test
 
 import (
