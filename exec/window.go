@@ -123,7 +123,7 @@ func equalAt(x *types.Vec, i int, y *types.Vec, j int) bool {
 // frameEnd returns the end (exclusive) of row i's frame: the partition's
 // end without ORDER BY, else one past i's last peer.
 func (w *windowOp) frameEnd(i, n int) int {
-	if len(w.n.OrderBy) == 0 {
+	if len(w.n.OrderBy) == 0 || w.n.WholeFrame {
 		return n
 	}
 	e := i + 1

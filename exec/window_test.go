@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -98,5 +97,4 @@ func TestWindowFunctions(t *testing.T) {
 	if got := windowRows(t, nil, true, call(plan.WinRowNumber, -1, types.TypInt8)); got != "" {
 		t.Fatalf("empty input: %q", got)
 	}
-	_ = fmt.Sprint
 }

@@ -49,6 +49,9 @@ type Window struct {
 	PartitionBy []int
 	OrderBy     []SortKey
 	Calls       []WindowCall
+	// WholeFrame makes every row's frame its whole partition, ORDER BY or
+	// not (ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING).
+	WholeFrame bool
 }
 
 // Columns returns the input's columns and the calls'.

@@ -81,6 +81,8 @@ type (
 		Limit    Expr
 		Offset   Expr
 		Values   [][]Expr // a bare VALUES list
+		// Windows are the WINDOW clause's named windows.
+		Windows []NamedWindow
 	}
 	// SelectItem is an output expression; Star selects every column, or
 	// every column of StarTable when it is set (t.*).
@@ -240,6 +242,8 @@ type (
 		Args     []Expr
 		Star     bool
 		Distinct bool
+		// Over makes it a window function call.
+		Over *WindowSpec
 	}
 	// CastExpr is X::Type or CAST(X AS Type).
 	CastExpr struct {

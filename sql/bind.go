@@ -146,6 +146,8 @@ type binder struct {
 	agg *aggContext
 	// noAgg names the clause where aggregates are not allowed ("" = allowed).
 	noAgg string
+	// win collects window function calls where they are allowed.
+	win *winContext
 }
 
 type aggContext struct {
@@ -566,10 +568,13 @@ func isAggCall(e Expr) bool {
 		return false
 	}
 	_, ok = aggFuncs[f.Name]
-	return ok
+	return ok && f.Over == nil
 }
 
 func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
+	if f.Over != nil {
+		return b.windowCall(f)
+	}
 	if fn, ok := aggFuncs[f.Name]; ok {
 		if b.agg == nil {
 			if b.noAgg != "" {

@@ -120,6 +120,11 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 		stage = &binder{cat: cat, agg: agg}
 	}
 
+	win, err := newWinContext(s.Windows)
+	if err != nil {
+		return nil, err
+	}
+	stage.win = win
 	exprs := make([]plan.Expr, len(items))
 	names := make([]string, len(items))
 	for i, it := range items {
@@ -202,6 +207,9 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 		if having != nil {
 			node = &plan.Filter{Input: node, Pred: having}
 		}
+	}
+	if win.used() {
+		node = win.build(node)
 	}
 	node = &plan.Project{Input: node, Exprs: exprs, Names: names}
 	if s.Distinct {

@@ -530,11 +530,11 @@ func convertSelect(s *pg.SelectStmt) (*Select, error) {
 	if s.IntoClause != nil {
 		return nil, unsupported("SELECT INTO")
 	}
-	if len(s.WindowClause) > 0 {
-		return nil, unsupported("window functions")
-	}
 	sel := &Select{}
 	var err error
+	if sel.Windows, err = convertWindowClause(s.WindowClause); err != nil {
+		return nil, err
+	}
 	if len(s.ValuesLists) > 0 {
 		for _, vl := range s.ValuesLists {
 			var row []Expr
@@ -743,8 +743,12 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		return nil, unsupported("IS [NOT] UNKNOWN")
 	case *pg.Node_FuncCall:
 		f := e.FuncCall
+		var over *WindowSpec
 		if f.Over != nil {
-			return nil, unsupported("window functions")
+			var err error
+			if over, err = convertWindowDef(f.Over); err != nil {
+				return nil, err
+			}
 		}
 		if len(f.AggOrder) > 0 || f.AggFilter != nil {
 			return nil, unsupported("ordered or filtered aggregates")
@@ -754,7 +758,7 @@ func convertExpr(n *pg.Node) (Expr, error) {
 			return nil, err
 		}
 		name := strings.ToLower(opName(f.Funcname))
-		return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct}, nil
+		return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Over: over}, nil
 	case *pg.Node_AArrayExpr:
 		return convertArrayExpr(e.AArrayExpr)
 	case *pg.Node_TypeCast:
