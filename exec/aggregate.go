@@ -36,6 +36,7 @@ type accumulator struct {
 	seen  []map[string]struct{}
 	tmp   *types.Vec
 	kbuf  []byte
+	strs  [][]byte // string_agg: the text so far per group
 }
 
 func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
@@ -159,6 +160,9 @@ func (acc *accumulator) grow() {
 	acc.ints = append(acc.ints, 0)
 	acc.flts = append(acc.flts, 0)
 	acc.set = append(acc.set, false)
+	if acc.call.Func == plan.AggStringAgg {
+		acc.strs = append(acc.strs, nil)
+	}
 	if acc.vals != nil {
 		acc.vals.AppendNull()
 	}
@@ -196,6 +200,11 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 		} else {
 			acc.flts[g] += v.Floats[r]
 		}
+	case plan.AggStringAgg:
+		if acc.count[g] > 1 {
+			acc.strs[g] = append(acc.strs[g], acc.call.Sep...)
+		}
+		acc.strs[g] = append(acc.strs[g], v.GetBytes(r)...)
 	case plan.AggMin, plan.AggMax:
 		if !acc.set[g] {
 			acc.set[g] = true
@@ -254,6 +263,12 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 			out.AppendNull()
 		} else {
 			out.AppendFloat(acc.flts[g] / float64(acc.count[g]))
+		}
+	case plan.AggStringAgg:
+		if acc.count[g] == 0 {
+			out.AppendNull()
+		} else {
+			out.AppendBytes(acc.strs[g])
 		}
 	default:
 		out.AppendFrom(acc.vals, g)

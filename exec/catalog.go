@@ -15,6 +15,7 @@ import (
 // column defaults get OIDs in ranges of their own.
 const (
 	bootstrapRoleOID uint32 = 10
+	databaseOwnerOID uint32 = 6171 // pg_database_owner, the owner of schema public
 	heapAMOID        uint32 = 2
 	btreeAMOID       uint32 = 403
 	defaultCollOID   uint32 = 100
@@ -94,6 +95,10 @@ func (e *Env) catalog() (*sysCatalog, error) {
 			}
 		}
 	}
+	// pg_database_owner is a built-in role of PostgreSQL 15 that owns
+	// schema public.
+	c.roles = append(c.roles, sysRole{name: "pg_database_owner", oid: databaseOwnerOID})
+	sort.Slice(c.roles, func(i, j int) bool { return c.roles[i].name < c.roles[j].name })
 	e.cat = c
 	return c, nil
 }

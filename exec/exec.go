@@ -65,6 +65,10 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newValues(env, n)
 	case *plan.Join:
 		return newJoin(env, n)
+	case *plan.Append:
+		return newAppend(env, n)
+	case *plan.Series:
+		return newSeries(env, n)
 	case *plan.SysScan:
 		return newSysScan(env, n)
 	case *plan.Filter:

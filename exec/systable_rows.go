@@ -14,7 +14,11 @@ import (
 var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 	"pg_catalog.pg_namespace": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, n := range namespaces {
-			r.row(n.oid, n.name, bootstrapRoleOID, nil)
+			owner := bootstrapRoleOID
+			if n.oid == plan.NamespacePublic {
+				owner = databaseOwnerOID // as in PostgreSQL 15
+			}
+			r.row(n.oid, n.name, owner, nil)
 		}
 	},
 	"pg_catalog.pg_class": func(env *Env, c *sysCatalog, r *sysRows) {

@@ -65,6 +65,20 @@ type Join struct {
 	RightKeys   []Expr // over Right's columns
 }
 
+// Series is generate_series(Start, Stop[, Step]): one integer column. The
+// arguments read no columns (Params of an enclosing query at most).
+type Series struct {
+	Start, Stop, Step Expr // Step nil means 1
+	Typ               types.Type
+	Name              string
+}
+
+// Append returns the rows of each input in turn (UNION ALL); the inputs
+// have the same column types.
+type Append struct {
+	Inputs []Node
+}
+
 // Filter keeps rows for which Pred is true.
 type Filter struct {
 	Input Node
@@ -89,6 +103,7 @@ const (
 	AggAvg
 	AggMin
 	AggMax
+	AggStringAgg // string_agg(text, separator)
 )
 
 // AggCall is one aggregate computed by an Aggregate node.
@@ -98,6 +113,8 @@ type AggCall struct {
 	Distinct bool
 	Typ      types.Type
 	Name     string
+	// Sep is string_agg's separator.
+	Sep string
 }
 
 // Aggregate groups its input by GroupBy and computes Aggs; its output is the
@@ -172,6 +189,19 @@ func (n *SysScan) Columns() []Column {
 	cols := make([]Column, len(n.Cols))
 	for i, c := range n.Cols {
 		cols[i] = Column{Name: n.Table.Cols[c].Name, Type: n.Table.Cols[c].Type, Ordinal: -1}
+	}
+	return cols
+}
+
+func (n *Series) Columns() []Column {
+	return []Column{{Name: n.Name, Type: n.Typ, Ordinal: -1}}
+}
+
+func (n *Append) Columns() []Column {
+	in := n.Inputs[0].Columns()
+	cols := make([]Column, len(in))
+	for i, c := range in {
+		cols[i] = Column{Name: c.Name, Type: c.Type, Ordinal: -1}
 	}
 	return cols
 }

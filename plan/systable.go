@@ -38,6 +38,7 @@ var sysColTypes = map[string]types.Type{
 	"oid": {Kind: types.Oid}, "name": {Kind: types.Name}, "char": {Kind: types.Char},
 	"regproc": {Kind: types.RegProc}, "text": types.TypText, "bool": types.TypBool,
 	"int2": types.TypInt2, "int4": types.TypInt4, "int8": types.TypInt8, "float4": types.TypFloat4,
+	"int2[]": types.TensorOf(types.DTInt16, types.Ragged),
 }
 
 // sys defines a system table from "name:type" column specs.
@@ -80,7 +81,7 @@ var SysTables = []*SysTable{
 	sys("pg_catalog", "pg_trigger", 2620, false, "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char tgisinternal:bool tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:bool tginitdeferred:bool tgnargs:int2 tgattr:text tgargs:text tgqual:text tgoldtable:name tgnewtable:name"),
 	sys("pg_catalog", "pg_statistic_ext", 3381, false, "oid:oid stxrelid:oid stxname:name stxnamespace:oid stxowner:oid stxstattarget:int4 stxkeys:text stxkind:text stxexprs:text"),
 	sys("pg_catalog", "pg_publication", 6104, false, "oid:oid pubname:name pubowner:oid puballtables:bool pubinsert:bool pubupdate:bool pubdelete:bool pubtruncate:bool pubviaroot:bool"),
-	sys("pg_catalog", "pg_publication_rel", 6106, false, "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:text"),
+	sys("pg_catalog", "pg_publication_rel", 6106, false, "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:int2[]"),
 	sys("pg_catalog", "pg_publication_namespace", 6237, false, "oid:oid pnpubid:oid pnnspid:oid"),
 	sys("pg_catalog", "pg_rewrite", 2618, false, "oid:oid rulename:name ev_class:oid ev_type:char ev_enabled:char is_instead:bool ev_qual:text ev_action:text"),
 	sys("pg_catalog", "pg_depend", 2608, false, "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char"),

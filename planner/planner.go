@@ -64,6 +64,13 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Left = fn(n.Left)
 		c.Right = fn(n.Right)
 		return &c
+	case *plan.Append:
+		c := *n
+		c.Inputs = make([]plan.Node, len(n.Inputs))
+		for i, in := range n.Inputs {
+			c.Inputs[i] = fn(in)
+		}
+		return &c
 	}
 	return n
 }

@@ -83,6 +83,11 @@ type (
 		Values   [][]Expr // a bare VALUES list
 		// Windows are the WINDOW clause's named windows.
 		Windows []NamedWindow
+		// SetOp combines Larg and Rarg (UNION [ALL]); OrderBy, Limit and
+		// Offset then apply to the combined rows.
+		SetOp      SetOpKind
+		SetAll     bool
+		Larg, Rarg *Select
 	}
 	// SelectItem is an output expression; Star selects every column, or
 	// every column of StarTable when it is set (t.*).
@@ -100,6 +105,8 @@ type (
 		Alias    string
 		Join     *JoinClause
 		Subquery *Select
+		// Func is a set-returning function (generate_series).
+		Func *FuncCall
 	}
 	// JoinClause is Left [NATURAL] kind JOIN Right [ON On | USING (Using)].
 	JoinClause struct {
@@ -166,6 +173,16 @@ const (
 	TxBegin TxKind = iota + 1
 	TxCommit
 	TxRollback
+)
+
+// SetOpKind is the set operation of a Select.
+type SetOpKind uint8
+
+// Set operations.
+const (
+	SetUnion SetOpKind = iota + 1
+	SetIntersect
+	SetExcept
 )
 
 // JoinKind is the kind of a join.
@@ -263,6 +280,12 @@ type (
 	}
 	// CaseWhen is one WHEN arm.
 	CaseWhen struct{ Cond, Result Expr }
+	// ArrayCmpExpr is X op ANY (Array) or, with All, X op ALL (Array).
+	ArrayCmpExpr struct {
+		X, Array Expr
+		Op       string
+		All      bool
+	}
 	// BoolTest is X IS [NOT] TRUE/FALSE.
 	BoolTest struct {
 		X     Expr
@@ -322,4 +345,5 @@ func (*SubscriptExpr) expr() {}
 func (*CaseExpr) expr()      {}
 func (*BoolTest) expr()      {}
 func (*SubqueryExpr) expr()  {}
+func (*ArrayCmpExpr) expr()  {}
 func (*Param) expr()         {}

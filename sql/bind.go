@@ -215,6 +215,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		return b.sc.resolve(e)
 	case *SubqueryExpr:
 		return b.subquery(e)
+	case *ArrayCmpExpr:
+		return b.arrayCmp(e)
 	case *BinaryExpr:
 		return b.binary(e)
 	case *UnaryExpr:
@@ -560,6 +562,7 @@ func (b *binder) caseExpr(e *CaseExpr) (plan.Expr, error) {
 
 var aggFuncs = map[string]plan.AggFunc{
 	"count": plan.AggCount, "sum": plan.AggSum, "avg": plan.AggAvg, "min": plan.AggMin, "max": plan.AggMax,
+	"string_agg": plan.AggStringAgg,
 }
 
 func isAggCall(e Expr) bool {
@@ -701,6 +704,20 @@ func (a *aggContext) add(fn plan.AggFunc, f *FuncCall) (plan.Expr, error) {
 		}
 		call.Func = plan.AggCountStar
 		call.Typ = types.TypInt8
+	case fn == plan.AggStringAgg:
+		sep, ok := f.Args[len(f.Args)-1].(*Literal)
+		if len(f.Args) != 2 || !ok || sep.Kind != LitString {
+			return nil, unsupported("string_agg without a constant separator")
+		}
+		arg, err := in.expr(f.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		arg = resolveUnknown(arg)
+		if !arg.Type().IsTextual() {
+			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function string_agg(%s, unknown) does not exist", arg.Type())
+		}
+		call.Arg, call.Typ, call.Sep = castExpr(arg, types.TypText), types.TypText, sep.Text
 	case len(f.Args) != 1:
 		return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", f.Name, len(f.Args))
 	default:
@@ -735,7 +752,7 @@ func (a *aggContext) add(fn plan.AggFunc, f *FuncCall) (plan.Expr, error) {
 		}
 		call.Arg = arg
 	}
-	key := call.Name + "|" + strconv.FormatBool(call.Distinct) + "|"
+	key := call.Name + "|" + strconv.FormatBool(call.Distinct) + "|" + call.Sep + "|"
 	if call.Arg != nil {
 		key += call.Arg.String()
 	}

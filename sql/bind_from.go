@@ -23,6 +23,8 @@ func bindFrom(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error)
 	switch {
 	case ref.Join != nil:
 		return bindJoin(cat, ref.Join, q)
+	case ref.Func != nil:
+		return bindTableFunc(cat, ref, q)
 	case ref.Subquery != nil:
 		node, err := bindSelect(cat, ref.Subquery, queryCtx{})
 		if err != nil {
@@ -378,4 +380,127 @@ func (b *binder) subquery(e *SubqueryExpr) (plan.Expr, error) {
 	}
 	sq.Args = args
 	return sq, nil
+}
+
+// bindSetOp binds Larg UNION [ALL] Rarg with the ORDER BY and LIMIT of the
+// whole; ORDER BY names output columns or their positions.
+func bindSetOp(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
+	l, err := bindSelect(cat, s.Larg, q)
+	if err != nil {
+		return nil, err
+	}
+	r, err := bindSelect(cat, s.Rarg, q)
+	if err != nil {
+		return nil, err
+	}
+	lc, rc := l.Columns(), r.Columns()
+	if len(lc) != len(rc) {
+		return nil, pgerror.New(pgerror.SyntaxError, "each UNION query must have the same number of columns")
+	}
+	lx := make([]plan.Expr, len(lc))
+	rx := make([]plan.Expr, len(rc))
+	names := make([]string, len(lc))
+	castL, castR := false, false
+	for i := range lc {
+		t, ok := commonType(lc[i].Type, rc[i].Type)
+		if !ok {
+			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "UNION types %s and %s cannot be matched", lc[i].Type, rc[i].Type)
+		}
+		names[i] = lc[i].Name
+		lx[i] = castExpr(&plan.ColRef{Idx: i, Typ: lc[i].Type, Name: lc[i].Name}, t)
+		rx[i] = castExpr(&plan.ColRef{Idx: i, Typ: rc[i].Type, Name: rc[i].Name}, t)
+		castL = castL || !lc[i].Type.Equal(t)
+		castR = castR || !rc[i].Type.Equal(t)
+	}
+	if castL {
+		l = &plan.Project{Input: l, Exprs: lx, Names: names}
+	}
+	if castR {
+		r = &plan.Project{Input: r, Exprs: rx, Names: names}
+	}
+	var node plan.Node = &plan.Append{Inputs: []plan.Node{l, r}}
+	cols := node.Columns()
+	refs := make([]plan.Expr, len(cols))
+	for i, c := range cols {
+		refs[i] = &plan.ColRef{Idx: i, Typ: c.Type, Name: names[i]}
+	}
+	if !s.SetAll {
+		node = &plan.Project{Input: &plan.Aggregate{Input: node, GroupBy: refs}, Exprs: refs, Names: names}
+	}
+	var keys []plan.SortKey
+	for _, o := range s.OrderBy {
+		idx := -1
+		if lit, ok := o.Expr.(*Literal); ok && lit.Kind == LitInt {
+			if n := atoiSafe(lit.Text); n >= 1 && n <= len(cols) {
+				idx = n - 1
+			}
+		} else if cr, ok := o.Expr.(*ColumnRef); ok && cr.Table == "" {
+			for i, n := range names {
+				if n == cr.Name {
+					idx = i
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			return nil, unsupported("ORDER BY expressions over UNION")
+		}
+		nullsFirst := o.Desc
+		if o.Nulls == 1 {
+			nullsFirst = true
+		} else if o.Nulls == 2 {
+			nullsFirst = false
+		}
+		keys = append(keys, plan.SortKey{Col: idx, Desc: o.Desc, NullsFirst: nullsFirst})
+	}
+	if len(keys) > 0 {
+		node = &plan.Sort{Input: node, Keys: keys}
+	}
+	if s.Limit != nil || s.Offset != nil {
+		lim := &plan.Limit{Input: node}
+		if lim.Count, err = bindLimit(cat, s.Limit, "LIMIT"); err != nil {
+			return nil, err
+		}
+		if lim.Offset, err = bindLimit(cat, s.Offset, "OFFSET"); err != nil {
+			return nil, err
+		}
+		node = lim
+	}
+	return node, nil
+}
+
+// bindTableFunc binds a set-returning function in FROM: generate_series
+// over integers. Its arguments may read the enclosing query's columns.
+func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
+	f := ref.Func
+	if f.Name != "generate_series" {
+		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s does not exist", f.Name)
+	}
+	if len(f.Args) < 2 || len(f.Args) > 3 {
+		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function generate_series with %d arguments does not exist", len(f.Args))
+	}
+	b := &binder{cat: cat, sc: q.attach(&scope{}), noAgg: "functions in FROM"}
+	args, err := b.exprs(f.Args)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := types.TypInt4
+	for i, a := range args {
+		if isUnknown(a) {
+			a = castExpr(a, types.TypInt4)
+			args[i] = a
+		}
+		if !a.Type().IsInteger() {
+			return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function generate_series(%s) does not exist", a.Type())
+		}
+		if a.Type().Kind == types.Int8 {
+			t = types.TypInt8
+		}
+	}
+	node := &plan.Series{Start: args[0], Stop: args[1], Typ: t, Name: ref.Alias}
+	if len(args) == 3 {
+		node.Step = args[2]
+	}
+	sc := &scope{table: ref.Alias, names: []string{ref.Alias}, types: []types.Type{t}, ordinal: []int{-1}}
+	return node, q.attach(sc), nil
 }

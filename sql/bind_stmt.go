@@ -40,6 +40,9 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 	if s.Values != nil {
 		return bindValues(cat, s.Values)
 	}
+	if s.SetOp != 0 {
+		return bindSetOp(cat, s, q)
+	}
 	in := &binder{cat: cat}
 	var input plan.Node
 	if s.From != nil {
@@ -322,6 +325,9 @@ func walk(e Expr, fn func(Expr)) {
 		}
 	case *NotExpr:
 		walk(e.X, fn)
+	case *ArrayCmpExpr:
+		walk(e.X, fn)
+		walk(e.Array, fn)
 	case *InExpr:
 		walk(e.X, fn)
 		for _, a := range e.List {

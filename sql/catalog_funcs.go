@@ -21,49 +21,67 @@ type catalogFunc struct {
 }
 
 var catalogFuncs = map[string]catalogFunc{
-	"version":                         {ret: types.TypText},
-	"current_database":                {ret: typName},
-	"current_schema":                  {ret: typName},
-	"current_user":                    {ret: typName},
-	"session_user":                    {ret: typName},
-	"current_schemas":                 {args: []types.Type{types.TypBool}, min: 1, ret: types.TypText},
-	"current_setting":                 {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_backend_pid":                  {ret: types.TypInt4},
-	"pg_is_in_recovery":               {ret: types.TypBool},
-	"pg_table_is_visible":             {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
-	"pg_type_is_visible":              {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
-	"pg_function_is_visible":          {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
-	"pg_relation_is_publishable":      {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
-	"format_type":                     {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
-	"pg_get_userbyid":                 {args: []types.Type{typOid}, min: 1, ret: typName},
-	"pg_encoding_to_char":             {args: []types.Type{types.TypInt4}, min: 1, ret: typName},
-	"pg_get_indexdef":                 {args: []types.Type{typOid, types.TypInt4, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_get_constraintdef":            {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_get_expr":                     {args: []types.Type{types.TypText, typOid, types.TypBool}, min: 2, ret: types.TypText},
-	"pg_get_viewdef":                  {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_get_triggerdef":               {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_get_ruledef":                  {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
-	"pg_get_functiondef":              {args: []types.Type{typOid}, min: 1, ret: types.TypText},
-	"pg_get_statisticsobjdef_columns": {args: []types.Type{typOid}, min: 1, ret: types.TypText},
-	"obj_description":                 {args: []types.Type{typOid, typName}, min: 1, ret: types.TypText},
-	"shobj_description":               {args: []types.Type{typOid, typName}, min: 2, ret: types.TypText},
-	"col_description":                 {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
-	"has_table_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"has_schema_privilege":            {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"has_database_privilege":          {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"has_function_privilege":          {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"has_column_privilege":            {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
-	"has_any_column_privilege":        {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"quote_ident":                     {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
-	"array_to_string":                 {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypText},
-	"to_regclass":                     {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegClass}},
-	"to_regtype":                      {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegType}},
-	"to_regnamespace":                 {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegNamespace}},
+	"version":                            {ret: types.TypText},
+	"current_database":                   {ret: typName},
+	"current_schema":                     {ret: typName},
+	"current_user":                       {ret: typName},
+	"session_user":                       {ret: typName},
+	"current_schemas":                    {args: []types.Type{types.TypBool}, min: 1, ret: types.TypText},
+	"current_setting":                    {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_backend_pid":                     {ret: types.TypInt4},
+	"pg_is_in_recovery":                  {ret: types.TypBool},
+	"pg_table_is_visible":                {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_type_is_visible":                 {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_function_is_visible":             {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"pg_relation_is_publishable":         {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
+	"format_type":                        {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
+	"pg_get_userbyid":                    {args: []types.Type{typOid}, min: 1, ret: typName},
+	"pg_encoding_to_char":                {args: []types.Type{types.TypInt4}, min: 1, ret: typName},
+	"pg_get_indexdef":                    {args: []types.Type{typOid, types.TypInt4, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_constraintdef":               {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_expr":                        {args: []types.Type{types.TypText, typOid, types.TypBool}, min: 2, ret: types.TypText},
+	"pg_get_viewdef":                     {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_triggerdef":                  {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_ruledef":                     {args: []types.Type{typOid, types.TypBool}, min: 1, ret: types.TypText},
+	"pg_get_functiondef":                 {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"pg_get_statisticsobjdef_columns":    {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"obj_description":                    {args: []types.Type{typOid, typName}, min: 1, ret: types.TypText},
+	"shobj_description":                  {args: []types.Type{typOid, typName}, min: 2, ret: types.TypText},
+	"col_description":                    {args: []types.Type{typOid, types.TypInt4}, min: 2, ret: types.TypText},
+	"has_table_privilege":                {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_schema_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_database_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_function_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"has_column_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
+	"has_any_column_privilege":           {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"quote_ident":                        {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
+	"pg_table_size":                      {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
+	"pg_relation_size":                   {args: []types.Type{typOid, types.TypText}, min: 1, ret: types.TypInt8},
+	"pg_total_relation_size":             {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
+	"pg_indexes_size":                    {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
+	"pg_size_pretty":                     {args: []types.Type{types.TypInt8}, min: 1, ret: types.TypText},
+	"pg_get_function_result":             {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"pg_get_function_arguments":          {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"pg_get_function_identity_arguments": {args: []types.Type{typOid}, min: 1, ret: types.TypText},
+	"array_to_string":                    {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypText},
+	"to_regclass":                        {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegClass}},
+	"to_regtype":                         {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegType}},
+	"to_regnamespace":                    {args: []types.Type{types.TypText}, min: 1, ret: types.Type{Kind: types.RegNamespace}},
 }
 
 // catalogCall binds a call of a catalog function; ok is false when name is
 // not one.
 func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
+	if name == "array_upper" || name == "array_lower" {
+		if len(args) != 2 {
+			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
+		}
+		if k := args[0].Type().Kind; k != types.Tensor && k != types.Vector || !(args[1].Type().IsInteger() || isUnknown(args[1])) {
+			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s, %s) does not exist", name, args[0].Type(), args[1].Type())
+		}
+		args[1] = castExpr(args[1], types.TypInt4)
+		return &plan.Func{Name: name, Args: args, Typ: types.TypInt4}, true, nil
+	}
 	cf, ok := catalogFuncs[name]
 	if !ok {
 		return nil, false, nil
@@ -152,4 +170,30 @@ func regexOp(op string, l, r plan.Expr) (plan.Expr, bool, error) {
 		e = &plan.Call{Op: plan.OpNot, Args: []plan.Expr{e}, Typ: types.TypBool}
 	}
 	return e, true, nil
+}
+
+// arrayCmp binds X op ANY (array) and X op ALL (array). Arrays of scalars
+// are held in their text form, so the elements are parsed as X's type.
+func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
+	if _, ok := comparisonOps[e.Op]; !ok {
+		return nil, unsupported("operator " + e.Op + " with ANY/ALL")
+	}
+	x, err := b.expr(e.X)
+	if err != nil {
+		return nil, err
+	}
+	arr, err := b.expr(e.Array)
+	if err != nil {
+		return nil, err
+	}
+	x = resolveUnknown(x)
+	if t := arr.Type(); !t.IsTextual() && t.Kind != types.Unknown && t.Kind != types.Tensor {
+		return nil, pgerror.Newf(pgerror.UndefinedFunction, "op ANY/ALL (array) requires array on right side")
+	}
+	name := "array_any"
+	if e.All {
+		name = "array_all"
+	}
+	args := []plan.Expr{x, castExpr(arr, types.TypText), plan.StringConst(types.TypText, e.Op)}
+	return &plan.Func{Name: name, Args: args, Typ: types.TypBool}, nil
 }

@@ -522,7 +522,7 @@ func convertDelete(s *pg.DeleteStmt) (Stmt, error) {
 
 func convertSelect(s *pg.SelectStmt) (*Select, error) {
 	if s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED {
-		return nil, unsupported("UNION, INTERSECT and EXCEPT")
+		return convertSetOp(s)
 	}
 	if s.WithClause != nil {
 		return nil, unsupported("WITH queries")
@@ -900,6 +900,16 @@ func convertAExpr(a *pg.A_Expr) (Expr, error) {
 			return nil, err
 		}
 		return &FuncCall{Name: "nullif", Args: []Expr{l, r}}, nil
+	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
+		x, err := convertExpr(a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		arr, err := convertExpr(a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		return &ArrayCmpExpr{X: x, Array: arr, Op: name, All: a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		return nil, unsupported("IS [NOT] DISTINCT FROM")
 	}

@@ -96,7 +96,30 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		}
 		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname}, nil
 	case *pg.Node_RangeFunction:
-		return nil, unsupported("functions in FROM")
+		rf := x.RangeFunction
+		if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+			return nil, unsupported("this function in FROM")
+		}
+		items := rf.Functions[0].GetList()
+		if items == nil || len(items.Items) == 0 {
+			return nil, unsupported("this function in FROM")
+		}
+		e, err := convertExpr(items.Items[0])
+		if err != nil {
+			return nil, err
+		}
+		fc, ok := e.(*FuncCall)
+		if !ok {
+			return nil, unsupported("this function in FROM")
+		}
+		r := &TableRef{Func: fc, Name: fc.Name, Alias: fc.Name}
+		if rf.Alias != nil {
+			if len(rf.Alias.Colnames) > 0 {
+				return nil, unsupported("column aliases in FROM")
+			}
+			r.Alias = rf.Alias.Aliasname
+		}
+		return r, nil
 	}
 	return nil, unsupported("this FROM item")
 }
@@ -150,4 +173,30 @@ func sqlValueFunction(f *pg.SQLValueFunction) (Expr, error) {
 		return &FuncCall{Name: "current_schema"}, nil
 	}
 	return nil, unsupported("date and time functions")
+}
+
+// convertSetOp converts UNION [ALL] (INTERSECT and EXCEPT are not supported
+// yet) with the ORDER BY, LIMIT and OFFSET of the whole.
+func convertSetOp(s *pg.SelectStmt) (*Select, error) {
+	if s.Op != pg.SetOperation_SETOP_UNION {
+		return nil, unsupported("INTERSECT and EXCEPT")
+	}
+	if s.WithClause != nil {
+		return nil, unsupported("WITH queries")
+	}
+	sel := &Select{SetOp: SetUnion, SetAll: s.All}
+	var err error
+	if sel.Larg, err = convertSelect(s.Larg); err != nil {
+		return nil, err
+	}
+	if sel.Rarg, err = convertSelect(s.Rarg); err != nil {
+		return nil, err
+	}
+	// The whole's ORDER BY and LIMIT: convert a copy holding only them.
+	tail, err := convertSelect(&pg.SelectStmt{SortClause: s.SortClause, LimitCount: s.LimitCount, LimitOffset: s.LimitOffset, LimitOption: s.LimitOption})
+	if err != nil {
+		return nil, err
+	}
+	sel.OrderBy, sel.Limit, sel.Offset = tail.OrderBy, tail.Limit, tail.Offset
+	return sel, nil
 }
