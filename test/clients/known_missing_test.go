@@ -6,10 +6,6 @@ package clients_test
 // the list only shrinks as the gaps close; against CLIENTS_DSN it is
 // ignored.
 var knownMissing = map[string]string{
-	// \dt works; \d then lists row-security policies with
-	// oid = any (pol.polroles).
-	"psql/catalog": "x = ANY (array) is not supported yet: \\d's pg_policy query fails with 0A000 \"this operator form is not supported yet\"",
-
 	// 'pgx_items'::regclass resolves as a literal, but not when the text
 	// comes as a Bind parameter typed regclass (inferred or OID 2205).
 	"pgx/catalog": "a Bind parameter typed regclass is not looked up as a relation name: 22P02 invalid input syntax for type regclass",
