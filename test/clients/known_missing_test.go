@@ -15,6 +15,7 @@ var knownMissing = map[string]string{
 	// The inspector's get_columns query.
 	"sqlalchemy/catalog": "pg_get_serial_sequence does not exist yet",
 
-	// DatabaseMetaData.getColumns numbers columns with row_number() OVER.
-	"jdbc/catalog": "window functions are not supported yet (0A000)",
+	// DatabaseMetaData.getColumns selects from a subquery given column
+	// aliases: FROM (SELECT ...) c (col, ...).
+	"jdbc/catalog": "column aliases in FROM are not supported yet (0A000)",
 }
