@@ -24,14 +24,15 @@ type funcEval struct {
 	rePat  string
 	reFold bool
 	// elem holds one parsed array element of array_any/array_all.
-	elem *types.Vec
+	elem     *types.Vec
+	buf, tmp []byte
 }
 
 var comparisonByName = map[string]plan.Op{
 	"=": plan.OpEq, "<>": plan.OpNe, "!=": plan.OpNe, "<": plan.OpLt, "<=": plan.OpLe, ">": plan.OpGt, ">=": plan.OpGe,
 }
 
-var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true}
+var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true, "json_build_object": true}
 
 func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
 	f := &funcEval{env: e, fn: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
@@ -189,6 +190,54 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("text")
 	case "pg_get_function_arguments", "pg_get_function_identity_arguments":
 		out.AppendString("")
+	case "pg_get_serial_sequence":
+		oid, ok := cat.relationByName(f.str(0, i))
+		t := cat.tableByOID(oid)
+		if !ok || t == nil {
+			return pgerror.Newf(pgerror.UndefinedTable, "relation \"%s\" does not exist", f.str(0, i))
+		}
+		col := f.str(1, i)
+		for _, c := range t.Columns {
+			if c.Name == col {
+				if c.Serial {
+					out.AppendString("public." + quoteIdent(t.Name+"_"+c.Name+"_seq"))
+				} else {
+					out.AppendNull()
+				}
+				return nil
+			}
+		}
+		return pgerror.Newf(pgerror.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", col, t.Name)
+	case "json_build_object":
+		f.buf = append(f.buf[:0], '{')
+		for k := 0; k+1 < len(f.vals); k += 2 {
+			if k > 0 {
+				f.buf = append(f.buf, ", "...)
+			}
+			if f.vals[k].Nulls[i] {
+				return pgerror.New(pgerror.InvalidParameterValue, "argument 1 cannot be null").
+					WithHint("Object keys should be text.")
+			}
+			f.buf = appendJSONString(f.buf, f.vals[k].GetBytes(i))
+			f.buf = append(f.buf, " : "...)
+			v := f.vals[k+1]
+			switch {
+			case v.Nulls[i]:
+				f.buf = append(f.buf, "null"...)
+			case v.Type.Kind == types.Bool:
+				if v.Bools[i] {
+					f.buf = append(f.buf, "true"...)
+				} else {
+					f.buf = append(f.buf, "false"...)
+				}
+			case v.Type.IsNumeric(), v.Type.Kind == types.JSON, v.Type.Kind == types.JSONB:
+				f.buf = types.AppendText(f.buf, v, i)
+			default:
+				f.tmp = types.AppendText(f.tmp[:0], v, i)
+				f.buf = appendJSONString(f.buf, f.tmp)
+			}
+		}
+		out.AppendBytes(append(f.buf, '}'))
 	case "quote_ident":
 		out.AppendString(quoteIdent(f.str(0, i)))
 	case "array_to_string":
@@ -410,4 +459,28 @@ func sizePretty(n int64) string {
 		n = -n
 	}
 	return strconv.FormatInt(n, 10) + " " + units[u]
+}
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for _, c := range s {
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if c < 0x20 {
+				dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+			} else {
+				dst = append(dst, c)
+			}
+		}
+	}
+	return append(dst, '"')
 }

@@ -162,6 +162,23 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 				"f", false, false, true, false, "s", "s", 0, 0, uint32(25), "", nil, nil, nil, nil, nil, f, nil, nil, nil, nil)
 		}
 	},
+	"pg_catalog.pg_tables": func(env *Env, c *sysCatalog, r *sysRows) {
+		owner, _ := c.roleName(bootstrapRoleOID)
+		for _, rel := range c.relations() {
+			if rel.kind != 'r' {
+				continue
+			}
+			nsp, _ := namespaceName(rel.nsp)
+			r.row(nsp, rel.name, owner, nil, rel.hasIndex, false, false, false)
+		}
+	},
+	"pg_catalog.pg_indexes": func(env *Env, c *sysCatalog, r *sysRows) {
+		for _, t := range c.tables {
+			if len(t.PrimaryKey) > 0 {
+				r.row("public", t.Name, pkeyName(t), nil, indexDef(t, 0, false))
+			}
+		}
+	},
 	"information_schema.schemata": func(env *Env, c *sysCatalog, r *sysRows) {
 		owner, _ := c.roleName(bootstrapRoleOID)
 		for _, n := range namespaces {

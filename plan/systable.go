@@ -36,7 +36,7 @@ const (
 
 var sysColTypes = map[string]types.Type{
 	"oid": {Kind: types.Oid}, "name": {Kind: types.Name}, "char": {Kind: types.Char},
-	"regproc": {Kind: types.RegProc}, "text": types.TypText, "bool": types.TypBool,
+	"regproc": {Kind: types.RegProc}, "regtype": {Kind: types.RegType}, "text": types.TypText, "bool": types.TypBool,
 	"int2": types.TypInt2, "int4": types.TypInt4, "int8": types.TypInt8, "float4": types.TypFloat4,
 	"int2[]": types.TensorOf(types.DTInt16, types.Ragged),
 }
@@ -91,6 +91,11 @@ var SysTables = []*SysTable{
 	sys("pg_catalog", "pg_foreign_table", 3118, false, "ftrelid:oid ftserver:oid ftoptions:text"),
 	sys("pg_catalog", "pg_partitioned_table", 3350, false, "partrelid:oid partstrat:char partnatts:int2 partdefid:oid partattrs:text partclass:text partcollation:text partexprs:text"),
 	sys("pg_catalog", "pg_event_trigger", 3466, false, "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:char evttags:text"),
+	sys("pg_catalog", "pg_tables", 12030, true, "schemaname:name tablename:name tableowner:name tablespace:name hasindexes:bool hasrules:bool hastriggers:bool rowsecurity:bool"),
+	sys("pg_catalog", "pg_indexes", 12035, true, "schemaname:name tablename:name indexname:name tablespace:name indexdef:text"),
+	sys("pg_catalog", "pg_views", 12040, true, "schemaname:name viewname:name viewowner:name definition:text"),
+	sys("pg_catalog", "pg_matviews", 12045, true, "schemaname:name matviewname:name matviewowner:name tablespace:name hasindexes:bool ispopulated:bool definition:text"),
+	sys("pg_catalog", "pg_sequences", 12050, true, "schemaname:name sequencename:name sequenceowner:name data_type:regtype start_value:int8 min_value:int8 max_value:int8 increment_by:int8 cycle:bool cache_size:int8 last_value:int8"),
 	sys("information_schema", "schemata", 13100, true, "catalog_name:name schema_name:name schema_owner:name default_character_set_catalog:name default_character_set_schema:name default_character_set_name:name sql_path:text"),
 	sys("information_schema", "tables", 13110, true, "table_catalog:name table_schema:name table_name:name table_type:text self_referencing_column_name:name reference_generation:text user_defined_type_catalog:name user_defined_type_schema:name user_defined_type_name:name is_insertable_into:text is_typed:text commit_action:text"),
 	sys("information_schema", "columns", 13120, true, "table_catalog:name table_schema:name table_name:name column_name:name ordinal_position:int4 column_default:text is_nullable:text data_type:text character_maximum_length:int4 character_octet_length:int4 numeric_precision:int4 numeric_precision_radix:int4 numeric_scale:int4 datetime_precision:int4 interval_type:text interval_precision:int4 character_set_catalog:name character_set_schema:name character_set_name:name collation_catalog:name collation_schema:name collation_name:name domain_catalog:name domain_schema:name domain_name:name udt_catalog:name udt_schema:name udt_name:name scope_catalog:name scope_schema:name scope_name:name maximum_cardinality:int4 dtd_identifier:name is_self_referencing:text is_identity:text identity_generation:text identity_start:text identity_increment:text identity_maximum:text identity_minimum:text identity_cycle:text is_generated:text generation_expression:text is_updatable:text"),

@@ -107,6 +107,8 @@ type (
 		Subquery *Select
 		// Func is a set-returning function (generate_series).
 		Func *FuncCall
+		// ColAliases rename the item's columns: AS alias (a, b).
+		ColAliases []string
 	}
 	// JoinClause is Left [NATURAL] kind JOIN Right [ON On | USING (Using)].
 	JoinClause struct {

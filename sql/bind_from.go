@@ -20,6 +20,19 @@ func (q queryCtx) attach(sc *scope) *scope {
 
 // bindFrom binds a FROM item into a plan node and the scope of its columns.
 func bindFrom(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
+	node, sc, err := bindFromItem(cat, ref, q)
+	if err != nil || len(ref.ColAliases) == 0 {
+		return node, sc, err
+	}
+	if len(ref.ColAliases) > len(sc.names) {
+		return nil, nil, pgerror.Newf(pgerror.InvalidColumnReference, "table \"%s\" has %d columns available but %d columns specified", ref.Alias, len(sc.names), len(ref.ColAliases))
+	}
+	sc.names = append([]string{}, sc.names...)
+	copy(sc.names, ref.ColAliases)
+	return node, sc, nil
+}
+
+func bindFromItem(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
 	switch {
 	case ref.Join != nil:
 		return bindJoin(cat, ref.Join, q)

@@ -54,6 +54,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"has_function_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"has_column_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
 	"has_any_column_privilege":           {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"pg_get_serial_sequence":             {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypText},
 	"quote_ident":                        {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
 	"pg_table_size":                      {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
 	"pg_relation_size":                   {args: []types.Type{typOid, types.TypText}, min: 1, ret: types.TypInt8},
@@ -72,6 +73,19 @@ var catalogFuncs = map[string]catalogFunc{
 // catalogCall binds a call of a catalog function; ok is false when name is
 // not one.
 func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
+	if name == "json_build_object" {
+		if len(args)%2 != 0 {
+			return nil, true, pgerror.New(pgerror.InvalidParameterValue, "argument list must have even number of elements").
+				WithHint("The arguments of json_build_object() must consist of alternating keys and values.")
+		}
+		for i := range args {
+			args[i] = resolveUnknown(args[i])
+			if i%2 == 0 {
+				args[i] = textOf(args[i])
+			}
+		}
+		return &plan.Func{Name: name, Args: args, Typ: types.TypJSON}, true, nil
+	}
 	if name == "array_upper" || name == "array_lower" {
 		if len(args) != 2 {
 			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))

@@ -33,10 +33,7 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 			return nil, unsupported("cross-database references")
 		}
 		if rv.Alias != nil {
-			if len(rv.Alias.Colnames) > 0 {
-				return nil, unsupported("column aliases in FROM")
-			}
-			r.Alias = rv.Alias.Aliasname
+			r.Alias, r.ColAliases = rv.Alias.Aliasname, aliasNames(rv.Alias)
 		}
 		return r, nil
 	case *pg.Node_JoinExpr:
@@ -91,10 +88,7 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		if rs.Alias == nil {
 			return nil, pgerror.New(pgerror.SyntaxError, "subquery in FROM must have an alias")
 		}
-		if len(rs.Alias.Colnames) > 0 {
-			return nil, unsupported("column aliases in FROM")
-		}
-		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname}, nil
+		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname, ColAliases: aliasNames(rs.Alias)}, nil
 	case *pg.Node_RangeFunction:
 		rf := x.RangeFunction
 		if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
@@ -114,10 +108,7 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		}
 		r := &TableRef{Func: fc, Name: fc.Name, Alias: fc.Name}
 		if rf.Alias != nil {
-			if len(rf.Alias.Colnames) > 0 {
-				return nil, unsupported("column aliases in FROM")
-			}
-			r.Alias = rf.Alias.Aliasname
+			r.Alias, r.ColAliases = rf.Alias.Aliasname, aliasNames(rf.Alias)
 		}
 		return r, nil
 	}
@@ -199,4 +190,13 @@ func convertSetOp(s *pg.SelectStmt) (*Select, error) {
 	}
 	sel.OrderBy, sel.Limit, sel.Offset = tail.OrderBy, tail.Limit, tail.Offset
 	return sel, nil
+}
+
+// aliasNames returns the column names of AS alias (a, b, ...).
+func aliasNames(a *pg.Alias) []string {
+	var out []string
+	for _, c := range a.Colnames {
+		out = append(out, constText(c))
+	}
+	return out
 }
