@@ -155,14 +155,26 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
-		if _, err := db.CreateTable(desc, st.IfNotExists); err != nil {
+		created, err := db.CreateTable(desc, st.IfNotExists)
+		if err != nil {
 			return err
+		}
+		if !created {
+			if err := notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
+				return err
+			}
 		}
 		return w.WriteComplete("CREATE TABLE")
 	case *sql.DropTable:
 		for _, name := range st.Names {
-			if _, err := db.DropTable(name, st.IfExists); err != nil {
+			dropped, err := db.DropTable(name, st.IfExists)
+			if err != nil {
 				return err
+			}
+			if !dropped {
+				if err := notice(w, severityNotice, pgerror.SuccessfulCompletion, "table \"%s\" does not exist, skipping", name); err != nil {
+					return err
+				}
 			}
 		}
 		return w.WriteComplete("DROP TABLE")
@@ -302,10 +314,20 @@ func (s *Session) env(ctx context.Context) *exec.Env {
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
+	if tx.Kind != sql.TxBegin && !s.explicit {
+		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
+			return err
+		}
+	}
 	switch tx.Kind {
 	case sql.TxBegin:
 		// BEGIN inside a block is a warning in PostgreSQL; statements of
 		// the same query string before BEGIN join the block.
+		if s.explicit {
+			if err := notice(w, severityWarning, pgerror.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
+				return err
+			}
+		}
 		s.explicit = true
 		if tx.Start {
 			return w.WriteComplete("START TRANSACTION")

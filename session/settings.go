@@ -270,6 +270,11 @@ func splitOptions(opts string) ([][2]string, error) {
 // As in PostgreSQL, a SET is undone if its transaction rolls back, and a
 // SET LOCAL lasts until its transaction ends.
 func (s *Session) execSet(st *sql.SetVar, w ResultWriter) error {
+	if st.Local && !s.explicit && !s.multi {
+		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks"); err != nil {
+			return err
+		}
+	}
 	if st.Name == "" { // RESET ALL
 		for _, p := range params {
 			if !p.fixed {

@@ -18,7 +18,13 @@ func (r *statusRecorder) ParameterStatus(name, value string) error {
 	return nil
 }
 
-// runReport executes q and returns its output, ParameterStatus included.
+func (r *statusRecorder) Notice(n *pgerror.Error) error {
+	r.out = append(r.out, n.Severity+" "+string(n.Code)+" "+n.Message)
+	return nil
+}
+
+// runReport executes q and returns its output, ParameterStatus and notices
+// included.
 func runReport(t *testing.T, s *Session, q string) string {
 	t.Helper()
 	r := &statusRecorder{}
@@ -285,6 +291,23 @@ func TestSplitOptions(t *testing.T) {
 		}
 		if strings.Join(got, " ") != want {
 			t.Errorf("%q: got %q, want %q", in, strings.Join(got, " "), want)
+		}
+	}
+}
+
+func TestNotices(t *testing.T) {
+	s := newSession(t)
+	for _, tc := range []struct{ q, want string }{
+		{"COMMIT", "WARNING 25P01 there is no transaction in progress; COMMIT"},
+		{"SELECT 1; ROLLBACK", "columns ?column?:integer; 1; SELECT 1; WARNING 25P01 there is no transaction in progress; ROLLBACK"},
+		{"BEGIN; BEGIN; COMMIT", "BEGIN; WARNING 25001 there is already a transaction in progress; BEGIN; COMMIT"},
+		{"SET LOCAL search_path = a", "WARNING 25P01 SET LOCAL can only be used in transaction blocks; SET"},
+		{"SELECT 1; SET LOCAL search_path = a", "columns ?column?:integer; 1; SELECT 1; SET"},
+		{"DROP TABLE IF EXISTS nope, nope2", `NOTICE 00000 table "nope" does not exist, skipping; NOTICE 00000 table "nope2" does not exist, skipping; DROP TABLE`},
+		{"CREATE TABLE t (a int); CREATE TABLE IF NOT EXISTS t (a int)", `CREATE TABLE; NOTICE 42P07 relation "t" already exists, skipping; CREATE TABLE`},
+	} {
+		if got := runReport(t, s, tc.q); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.q, got, tc.want)
 		}
 	}
 }

@@ -150,6 +150,14 @@ func (w *resultWriter) ParameterStatus(name, value string) error {
 
 var _ session.ParameterStatusWriter = (*resultWriter)(nil)
 
+// Notice sends a NoticeResponse.
+func (w *resultWriter) Notice(n *pgerror.Error) error {
+	w.c.send((*pgproto3.NoticeResponse)(errorResponse(n, n.Severity)))
+	return w.result()
+}
+
+var _ session.NoticeWriter = (*resultWriter)(nil)
+
 // WriteEmpty answers an empty query string.
 func (w *resultWriter) WriteEmpty() error {
 	w.ncols = -1
