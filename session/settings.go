@@ -147,6 +147,24 @@ func newSettings(user string) settings {
 // one that is not set.
 func (s *Session) Setting(name string) string { return s.settings.cur[strings.ToLower(name)] }
 
+// LookupSetting returns a run-time parameter's value by name, in any case;
+// ok is false for a parameter the session does not know, as
+// current_setting and pg_settings need.
+func (s *Session) LookupSetting(name string) (value string, ok bool) {
+	value, ok = s.settings.cur[strings.ToLower(name)]
+	return value, ok
+}
+
+// SettingNames returns the names of the parameters sessions know, as
+// PostgreSQL spells them, in SHOW ALL's order.
+func SettingNames() []string {
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.name
+	}
+	return names
+}
+
 // Startup applies the parameters of the client's startup packet: each
 // known run-time parameter (application_name, client_encoding, DateStyle,
 // TimeZone, search_path, ..., and those of "options" given as -c name=value

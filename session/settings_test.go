@@ -311,3 +311,25 @@ func TestNotices(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupSetting(t *testing.T) {
+	s := newSession(t)
+	if v, ok := s.LookupSetting("Application_Name"); !ok || v != "" {
+		t.Errorf("application_name: %q, %v", v, ok)
+	}
+	if v, ok := s.LookupSetting("TimeZone"); !ok || v != "UTC" {
+		t.Errorf("TimeZone: %q, %v", v, ok)
+	}
+	if _, ok := s.LookupSetting("nope"); ok {
+		t.Error("nope is known")
+	}
+	names := SettingNames()
+	if len(names) < 30 || names[0] != "application_name" {
+		t.Errorf("SettingNames: %v", names)
+	}
+	for _, name := range names {
+		if _, ok := s.LookupSetting(name); !ok {
+			t.Errorf("%s has no value", name)
+		}
+	}
+}
