@@ -277,7 +277,12 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			return pgerror.Newf(pgerror.Code("3F000"), "schema \"%s\" does not exist", f.str(0, i))
 		}
 	case "regprocin":
-		n, err := strconv.ParseUint(strings.TrimSpace(f.str(0, i)), 10, 32)
+		name := strings.TrimPrefix(strings.TrimSpace(f.str(0, i)), "pg_catalog.")
+		if oid, ok := procOID(name); ok {
+			out.AppendInt(int64(oid))
+			return nil
+		}
+		n, err := strconv.ParseUint(name, 10, 32)
 		if err != nil {
 			return pgerror.Newf(pgerror.UndefinedFunction, "function \"%s\" does not exist", f.str(0, i))
 		}
@@ -300,6 +305,8 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		oid := f.oid(0, i)
 		if oid == 0 {
 			out.AppendString("-")
+		} else if oid == arrayInOID {
+			out.AppendString("array_in")
 		} else if oid >= 90000 && int(oid-90000) < len(procNames) {
 			out.AppendString(procNames[oid-90000])
 		} else {
@@ -319,6 +326,42 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			out.AppendInt(1)
 		default:
 			out.AppendInt(int64(l))
+		}
+	case "array_upper_text", "array_lower_text":
+		n := len(arrayElems(f.str(0, i)))
+		switch {
+		case n == 0 || f.vals[1].Ints[i] != 1:
+			out.AppendNull()
+		case f.fn.Name == "array_lower_text":
+			out.AppendInt(1)
+		default:
+			out.AppendInt(int64(n))
+		}
+	case "array_elem_text":
+		elems := arrayElems(f.str(0, i))
+		k := f.vals[1].Ints[i]
+		if k < 1 || k > int64(len(elems)) {
+			out.AppendNull()
+		} else {
+			out.AppendString(elems[k-1])
+		}
+	case "substring", "substr":
+		r := []rune(f.str(0, i))
+		from := f.vals[1].Ints[i] - 1 // 0-based, may be negative
+		end := int64(len(r))
+		if len(f.vals) > 2 {
+			n := f.vals[2].Ints[i]
+			if n < 0 {
+				return pgerror.New(pgerror.Code("22011"), "negative substring length not allowed")
+			}
+			end = from + n
+		}
+		from = max(from, 0)
+		end = min(end, int64(len(r)))
+		if from >= end {
+			out.AppendString("")
+		} else {
+			out.AppendString(string(r[from:end]))
 		}
 	case "array_any", "array_all":
 		all := f.fn.Name == "array_all"
@@ -483,4 +526,21 @@ func appendJSONString(dst, s []byte) []byte {
 		}
 	}
 	return append(dst, '"')
+}
+
+// arrayInOID is PostgreSQL's OID of array_in, the input function of every
+// array type (clients test typinput = 'array_in'::regproc).
+const arrayInOID uint32 = 750
+
+// procOID resolves a function name as regproc input does.
+func procOID(name string) (uint32, bool) {
+	if name == "array_in" {
+		return arrayInOID, true
+	}
+	for i, n := range procNames {
+		if n == name {
+			return uint32(90000 + i), true
+		}
+	}
+	return 0, false
 }

@@ -62,6 +62,13 @@ func (r *sysRows) row(vals ...any) {
 		case uint32:
 			c.AppendInt(int64(v))
 		case string:
+			if c.Type.Kind == types.Tensor {
+				// Array columns (pg_index.indkey) come as their text form.
+				if err := types.AppendParsed(c, v); err != nil {
+					c.AppendNull()
+				}
+				continue
+			}
 			c.AppendString(v)
 		case bool:
 			c.AppendBool(v)

@@ -64,13 +64,17 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 				typtype = string(t.typtype)
 			}
 			elem := typeElem(t.oid)
+			input := uint32(0)
+			if t.category == 'A' && elem != 0 {
+				input = arrayInOID
+			}
 			byval := t.len > 0 && t.len <= 8
 			storage := "p"
 			if t.len < 0 {
 				storage = "x"
 			}
 			r.row(t.oid, t.name, plan.NamespaceCatalog, bootstrapRoleOID, t.len, byval, typtype, string(t.category), t.pref, true,
-				",", uint32(0), uint32(0), elem, t.array, uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0),
+				",", uint32(0), uint32(0), elem, t.array, input, uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0),
 				typeAlign(t.len), storage, false, uint32(0), -1, 0, t.coll, nil, nil, nil)
 		}
 	},
@@ -85,7 +89,7 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			}
 			n := len(t.PrimaryKey)
 			r.row(indexOID(t.ID), TableOID(t.ID), n, n, true, false, true, false, true, false, true, false, true, true, false,
-				strings.Join(keys, " "), nil, nil, nil, nil, nil)
+				"{"+strings.Join(keys, ",")+"}", nil, nil, nil, nil, nil)
 		}
 	},
 	"pg_catalog.pg_constraint": func(env *Env, c *sysCatalog, r *sysRows) {

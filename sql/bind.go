@@ -472,6 +472,13 @@ func (b *binder) subscript(e *SubscriptExpr) (plan.Expr, error) {
 		return nil, err
 	}
 	xt := x.Type()
+	if xt.IsTextual() {
+		idx, err := b.exprs(e.Indexes)
+		if err != nil {
+			return nil, err
+		}
+		return textArraySubscript(x, idx)
+	}
 	if xt.Kind != types.Tensor && xt.Kind != types.Vector {
 		return nil, pgerror.Newf(pgerror.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", xt)
 	}

@@ -54,6 +54,8 @@ var catalogFuncs = map[string]catalogFunc{
 	"has_function_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"has_column_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
 	"has_any_column_privilege":           {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"substring":                       {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
+	"substr":                          {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
 	"pg_get_serial_sequence":             {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypText},
 	"quote_ident":                        {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
 	"pg_table_size":                      {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
@@ -89,6 +91,11 @@ func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 	if name == "array_upper" || name == "array_lower" {
 		if len(args) != 2 {
 			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
+		}
+		if args[0].Type().IsTextual() && (args[1].Type().IsInteger() || isUnknown(args[1])) {
+			// An array held in its text form (current_schemas()).
+			args[1] = castExpr(args[1], types.TypInt4)
+			return &plan.Func{Name: name + "_text", Args: args, Typ: types.TypInt4}, true, nil
 		}
 		if k := args[0].Type().Kind; k != types.Tensor && k != types.Vector || !(args[1].Type().IsInteger() || isUnknown(args[1])) {
 			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s, %s) does not exist", name, args[0].Type(), args[1].Type())
@@ -210,4 +217,19 @@ func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
 	}
 	args := []plan.Expr{x, castExpr(arr, types.TypText), plan.StringConst(types.TypText, e.Op)}
 	return &plan.Func{Name: name, Args: args, Typ: types.TypBool}, nil
+}
+
+// textArraySubscript binds x[i] on an array held in its text form.
+func textArraySubscript(x plan.Expr, idx []plan.Expr) (plan.Expr, error) {
+	if len(idx) != 1 {
+		return nil, unsupported("several subscripts of a text array")
+	}
+	i := idx[0]
+	if isUnknown(i) {
+		i = castExpr(i, types.TypInt4)
+	}
+	if !i.Type().IsInteger() {
+		return nil, pgerror.Newf(pgerror.DatatypeMismatch, "array subscript must have type integer")
+	}
+	return &plan.Func{Name: "array_elem_text", Args: []plan.Expr{x, i}, Typ: types.TypText}, nil
 }

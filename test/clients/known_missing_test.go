@@ -10,13 +10,10 @@ var knownMissing = map[string]string{
 	// comes as a Bind parameter typed regclass (inferred or OID 2205).
 	"pgx/catalog": "a Bind parameter typed regclass is not looked up as a relation name: 22P02 invalid input syntax for type regclass",
 
-	"psycopg2/catalog": "pg_catalog.pg_tables does not exist yet",
+	// The inspector's primary key query.
+	"sqlalchemy/catalog": "set-returning functions in the select list (unnest, generate_subscripts) are not supported yet",
 
-	// The inspector's get_columns query.
-	"sqlalchemy/catalog": "pg_get_serial_sequence does not exist yet",
-
-	// getColumns looks up the vector type (TypeInfoCache.getSQLType) with
-	// a query that aliases columns in FROM; getPrimaryKeys selects a field
-	// of a composite, (information_schema._pg_expandarray(i.indkey)).n.
-	"jdbc/catalog": "column aliases in FROM and field selection are not supported yet (0A000)",
+	// getPrimaryKeys selects a field of a composite,
+	// (information_schema._pg_expandarray(i.indkey)).n.
+	"jdbc/catalog": "information_schema._pg_expandarray and field selection are not supported yet",
 }
