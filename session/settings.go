@@ -707,8 +707,10 @@ var encodings = map[string]string{
 	"ISO88596": "ISO_8859_6", "ISO88597": "ISO_8859_7", "ISO88598": "ISO_8859_8",
 }
 
-// checkEncoding accepts UTF8 under any of its spellings. deeplaked does
-// not convert between encodings, so another known encoding is 0A000, the
+// checkEncoding accepts UTF8 under any of its spellings, and SQL_ASCII,
+// which asks for no conversion (libpq sends it for client_encoding=auto
+// under the C locale, as psql on a terminal does). deeplaked does not
+// convert between encodings, so another known encoding is 0A000, the
 // error PostgreSQL gives for a conversion it lacks; an unknown name is
 // 22023.
 func checkEncoding(p *param, v, _ string) (string, error) {
@@ -725,7 +727,7 @@ func checkEncoding(p *param, v, _ string) (string, error) {
 	switch {
 	case !ok:
 		return "", invalidValue(p, v)
-	case enc != "UTF8":
+	case enc != "UTF8" && enc != "SQL_ASCII":
 		return "", pgerror.Unimplementedf("conversion between %s and UTF8 is not supported", enc)
 	}
 	return enc, nil

@@ -46,6 +46,8 @@ func TestSetShowReset(t *testing.T) {
 		{"SET application_name TO DEFAULT; SHOW application_name", "SET; columns application_name:text; ; SHOW"},
 		{"SET client_encoding = 'utf-8'; SHOW client_encoding", "SET; columns client_encoding:text; UTF8; SHOW"},
 		{"SET NAMES 'unicode'; SHOW client_encoding", "SET; columns client_encoding:text; UTF8; SHOW"},
+		{"SET client_encoding = sql_ascii; SHOW client_encoding", "SET; columns client_encoding:text; SQL_ASCII; SHOW"},
+		{"SET client_encoding = DEFAULT; SHOW client_encoding", "SET; columns client_encoding:text; UTF8; SHOW"},
 		{"SET DateStyle = 'German'; SHOW datestyle", "SET; columns DateStyle:text; German, DMY; SHOW"},
 		{"SET datestyle = 'ISO'; SHOW DateStyle", "SET; columns DateStyle:text; ISO, DMY; SHOW"},
 		{"SET datestyle = iso, mdy; SHOW DateStyle", "SET; columns DateStyle:text; ISO, MDY; SHOW"},

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +171,23 @@ func TestShowExtendedProtocol(t *testing.T) {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "42704" {
 		t.Fatalf("SHOW nope: %v", err)
+	}
+}
+
+// TestPsqlOnATerminal connects psql the way it runs on a terminal under
+// the C locale: libpq turns client_encoding=auto into SQL_ASCII, which a
+// UTF8 server accepts without converting.
+func TestPsqlOnATerminal(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not installed")
+	}
+	ts := startRealServer(t)
+	host, port, _ := net.SplitHostPort(ts.addr)
+	cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", "alice", "-d", "db", "-At", "-c", "SHOW client_encoding")
+	cmd.Env = append(os.Environ(), "PGCLIENTENCODING=auto", "LANG=C", "LC_ALL=C", "PGCONNECT_TIMEOUT=5")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "SQL_ASCII" {
+		t.Fatalf("psql: %v: %s", err, out)
 	}
 }
