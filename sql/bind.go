@@ -339,7 +339,12 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 			return nil, err
 		}
 		if c, ok := x.(*plan.Const); ok && c.Param != nil && isUnknown(c) {
-			return inferParam(c, e.Type), nil
+			if !e.Type.IsRegType() {
+				return inferParam(c, e.Type), nil
+			}
+			// $1::regclass: the parameter is the name, as text; the
+			// catalog looks it up when the statement runs.
+			x = inferParam(c, types.TypText)
 		}
 		if rc, ok := regCast(x, e.Type); ok {
 			return rc, nil

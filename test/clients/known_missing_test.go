@@ -6,10 +6,6 @@ package clients_test
 // the list only shrinks as the gaps close; against CLIENTS_DSN it is
 // ignored.
 var knownMissing = map[string]string{
-	// 'pgx_items'::regclass resolves as a literal, but not when the text
-	// comes as a Bind parameter typed regclass (inferred or OID 2205).
-	"pgx/catalog": "a Bind parameter typed regclass is not looked up as a relation name: 22P02 invalid input syntax for type regclass",
-
 	// The inspector's primary key query.
 	"sqlalchemy/catalog": "set-returning functions in the select list (unnest, generate_subscripts) are not supported yet",
 
