@@ -3,11 +3,16 @@ package session
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/sql"
@@ -779,15 +784,18 @@ func checkDateStyle(p *param, v, cur string) (string, error) {
 	return style + ", " + order, nil
 }
 
-// checkTimeZone accepts UTC under its usual names, the zones of the IANA
-// database and numeric offsets in hours, shown as PostgreSQL shows them.
+// checkTimeZone accepts what PostgreSQL accepts for TimeZone: UTC under
+// its usual names, the zones of the IANA database in any case (shown in
+// their own spelling), numeric offsets in hours (shown as PostgreSQL shows
+// them, <+03>-03) and POSIX zone specifications (EST5EDT, GMT-05:00, as
+// JDBC sends for a JVM zone without a name).
 func checkTimeZone(p *param, v, _ string) (string, error) {
 	s := strings.TrimSpace(v)
 	switch strings.ToUpper(s) {
 	case "UTC", "GMT", "Z", "ZULU", "UCT", "UNIVERSAL":
 		return strings.ToUpper(s), nil
-	case "ETC/UTC":
-		return "Etc/UTC", nil
+	case "", "LOCAL":
+		return "", invalidValue(p, v)
 	}
 	if h, err := strconv.ParseFloat(s, 64); err == nil {
 		if math.Abs(h) > 15*24 || math.IsNaN(h) {
@@ -798,11 +806,54 @@ func checkTimeZone(p *param, v, _ string) (string, error) {
 	if strings.Contains(s, "..") || strings.HasPrefix(s, "/") {
 		return "", invalidValue(p, v)
 	}
-	if _, err := time.LoadLocation(s); err != nil || s == "" || strings.EqualFold(s, "local") {
-		return "", invalidValue(p, v)
+	if name, ok := zoneNames()[strings.ToLower(s)]; ok {
+		return name, nil
 	}
-	return s, nil
+	if _, err := time.LoadLocation(s); err == nil {
+		return s, nil
+	}
+	if m := posixZone.FindStringSubmatch(s); m != nil {
+		if h, _ := strconv.Atoi(m[1]); h <= 168 {
+			if strings.Contains(s, "<") {
+				return s, nil
+			}
+			return strings.ToUpper(s), nil
+		}
+	}
+	return "", invalidValue(p, v)
 }
+
+// posixZone matches a POSIX time zone specification: a name (three
+// letters or more, or <quoted>), an offset in hours[:minutes[:seconds]],
+// then optionally a daylight-saving name, offset and rule.
+var posixZone = regexp.MustCompile(`^(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>)[+-]?(\d{1,3})(?::\d{1,2}){0,2}(?:(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>)(?:[+-]?\d{1,3}(?::\d{1,2}){0,2})?(?:,[A-Za-z0-9.,/:+-]*)?)?$`)
+
+// zoneDir is where the IANA zone files are installed.
+const zoneDir = "/usr/share/zoneinfo"
+
+// zoneNames maps the lower-case names of the IANA zones installed in
+// zoneDir to their own spelling, read once; empty when there are none.
+var zoneNames = sync.OnceValue(func() map[string]string {
+	names := make(map[string]string)
+	_ = filepath.WalkDir(zoneDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == zoneDir {
+			return nil
+		}
+		if d.IsDir() && !unicode.IsUpper(rune(d.Name()[0])) {
+			return fs.SkipDir // posix/ and right/ repeat the zones
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(zoneDir, path)
+		if err != nil || !unicode.IsUpper(rune(rel[0])) {
+			return nil // posixrules, zone.tab and the like
+		}
+		names[strings.ToLower(rel)] = rel
+		return nil
+	})
+	return names
+})
 
 // offsetZone names a fixed offset east of UTC in POSIX form, as
 // PostgreSQL shows SET TIME ZONE 3: <+03>-03.
