@@ -363,6 +363,24 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		} else {
 			out.AppendString(string(r[from:end]))
 		}
+	case "record_field":
+		// A record held as text, "(a,b)": field k as an integer.
+		rec := f.str(0, i)
+		if len(rec) >= 2 && rec[0] == '(' && rec[len(rec)-1] == ')' {
+			rec = rec[1 : len(rec)-1]
+		}
+		fields := strings.Split(rec, ",")
+		k := int(f.vals[1].Ints[i])
+		if k >= len(fields) || fields[k] == "" {
+			out.AppendNull()
+			return nil
+		}
+		n, err := strconv.ParseInt(fields[k], 10, 64)
+		if err != nil {
+			out.AppendNull()
+			return nil
+		}
+		out.AppendInt(n)
 	case "array_any", "array_all":
 		all := f.fn.Name == "array_all"
 		x := f.vals[0]

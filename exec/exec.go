@@ -69,6 +69,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newAppend(env, n)
 	case *plan.Series:
 		return newSeries(env, n)
+	case *plan.ProjectSet:
+		return newProjectSet(env, n)
 	case *plan.SysScan:
 		return newSysScan(env, n)
 	case *plan.Filter:

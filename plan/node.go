@@ -73,6 +73,32 @@ type Series struct {
 	Name              string
 }
 
+// SRFKind is a set-returning function of a select list.
+type SRFKind uint8
+
+// Set-returning functions.
+const (
+	SRFUnnest             SRFKind = iota + 1 // the elements of an array
+	SRFGenerateSubscripts                    // 1..n over an array's dimension 1
+	SRFExpandArray                           // (element, position) as the text "(x,n)"
+)
+
+// SRF is one set-returning call of a ProjectSet.
+type SRF struct {
+	Kind SRFKind
+	Arg  Expr // the array, over the ProjectSet's input
+	Typ  types.Type
+}
+
+// ProjectSet runs its SRFs on each input row in lockstep, as PostgreSQL
+// does: the row repeats as often as the longest result, shorter results
+// padded with NULL. Its output is the input's columns, then one column per
+// SRF.
+type ProjectSet struct {
+	Input Node
+	SRFs  []SRF
+}
+
 // Append returns the rows of each input in turn (UNION ALL); the inputs
 // have the same column types.
 type Append struct {
@@ -189,6 +215,14 @@ func (n *SysScan) Columns() []Column {
 	cols := make([]Column, len(n.Cols))
 	for i, c := range n.Cols {
 		cols[i] = Column{Name: n.Table.Cols[c].Name, Type: n.Table.Cols[c].Type, Ordinal: -1}
+	}
+	return cols
+}
+
+func (n *ProjectSet) Columns() []Column {
+	cols := append([]Column{}, n.Input.Columns()...)
+	for _, f := range n.SRFs {
+		cols = append(cols, Column{Name: "?srf?", Type: f.Typ, Ordinal: -1})
 	}
 	return cols
 }

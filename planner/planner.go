@@ -64,6 +64,10 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Left = fn(n.Left)
 		c.Right = fn(n.Right)
 		return &c
+	case *plan.ProjectSet:
+		c := *n
+		c.Input = fn(n.Input)
+		return &c
 	case *plan.Append:
 		c := *n
 		c.Inputs = make([]plan.Node, len(n.Inputs))

@@ -282,6 +282,11 @@ type (
 	}
 	// CaseWhen is one WHEN arm.
 	CaseWhen struct{ Cond, Result Expr }
+	// FieldSelect is (X).Field, a field of a composite value.
+	FieldSelect struct {
+		X     Expr
+		Field string
+	}
 	// ArrayCmpExpr is X op ANY (Array) or, with All, X op ALL (Array).
 	ArrayCmpExpr struct {
 		X, Array Expr
@@ -348,4 +353,5 @@ func (*CaseExpr) expr()      {}
 func (*BoolTest) expr()      {}
 func (*SubqueryExpr) expr()  {}
 func (*ArrayCmpExpr) expr()  {}
+func (*FieldSelect) expr()   {}
 func (*Param) expr()         {}

@@ -217,6 +217,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		return b.subquery(e)
 	case *ArrayCmpExpr:
 		return b.arrayCmp(e)
+	case *FieldSelect:
+		return b.fieldSelect(e)
 	case *BinaryExpr:
 		return b.binary(e)
 	case *UnaryExpr:
@@ -783,6 +785,8 @@ func exprName(e Expr) string {
 	switch e := e.(type) {
 	case *ColumnRef:
 		return e.Name
+	case *FieldSelect:
+		return e.Field
 	case *FuncCall:
 		return e.Name
 	case *CastExpr:

@@ -81,6 +81,16 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 		}
 		items = append(items, it)
 	}
+	hasSRF := false
+	for _, it := range items {
+		hasSRF = hasSRF || containsSRF(it.Expr)
+	}
+	if hasSRF {
+		var err error
+		if input, items, err = bindSRFs(in, input, items); err != nil {
+			return nil, err
+		}
+	}
 	aggregating := len(s.GroupBy) > 0 || s.Having != nil
 	for _, it := range items {
 		aggregating = aggregating || containsAgg(it.Expr)
@@ -328,6 +338,8 @@ func walk(e Expr, fn func(Expr)) {
 	case *ArrayCmpExpr:
 		walk(e.X, fn)
 		walk(e.Array, fn)
+	case *FieldSelect:
+		walk(e.X, fn)
 	case *InExpr:
 		walk(e.X, fn)
 		for _, a := range e.List {

@@ -779,6 +779,9 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ind := e.AIndirection.Indirection; len(ind) == 1 && ind[0].GetString_() != nil {
+			return &FieldSelect{X: x, Field: ind[0].GetString_().Sval}, nil
+		}
 		sub := &SubscriptExpr{X: x}
 		for _, ind := range e.AIndirection.Indirection {
 			ai := ind.GetAIndices()
