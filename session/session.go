@@ -182,6 +182,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execSet(st, w)
 	case *sql.ShowVar:
 		return s.execShow(st, w)
+	case *sql.Discard:
+		return s.execDiscard(st, w)
 	case *sql.Select:
 		node, err := sql.BindSelect(s.catalog(), st)
 		if err != nil {

@@ -66,6 +66,7 @@ var params = []*param{
 	{name: "client_encoding", def: "UTF8", report: true, check: checkEncoding, desc: "Sets the client's character set encoding."},
 	{name: "client_min_messages", def: "notice", check: checkEnum("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"), desc: "Sets the message levels that are sent to the client."},
 	{name: "DateStyle", def: "ISO, MDY", report: true, check: checkDateStyle, desc: "Sets the display format for date and time values."},
+	{name: "default_transaction_deferrable", def: "off", check: checkBoolValue, desc: "Sets the default deferrable status of new transactions."},
 	{name: "default_transaction_isolation", def: "repeatable read", check: checkIsolation, desc: "Sets the transaction isolation level of each new transaction."},
 	{name: "default_transaction_read_only", def: "off", report: true, check: checkOff, desc: "Sets the default read-only status of new transactions."},
 	{name: "extra_float_digits", def: "1", check: checkInt(-15, 3), desc: "Sets the number of digits displayed for floating-point values."},
@@ -91,6 +92,7 @@ var params = []*param{
 	{name: "standard_conforming_strings", def: "on", report: true, check: checkOn, desc: "Causes '...' strings to treat backslashes literally."},
 	{name: "statement_timeout", def: "0", check: checkMillis, desc: "Sets the maximum allowed duration of any statement."},
 	{name: "TimeZone", def: "UTC", report: true, check: checkTimeZone, desc: "Sets the time zone for displaying and interpreting time stamps."},
+	{name: "transaction_deferrable", def: "off", txn: true, check: checkBoolValue, desc: "Whether to defer a read-only serializable transaction until it can be executed with no possible serialization failures."},
 	{name: "transaction_isolation", def: "repeatable read", txn: true, check: checkIsolation, desc: "Sets the current transaction's isolation level."},
 	{name: "transaction_read_only", def: "off", txn: true, check: checkOff, desc: "Sets the current transaction's read-only status."},
 }
@@ -293,25 +295,49 @@ func splitOptions(opts string) ([][2]string, error) {
 // As in PostgreSQL, a SET is undone if its transaction rolls back, and a
 // SET LOCAL lasts until its transaction ends.
 func (s *Session) execSet(st *sql.SetVar, w ResultWriter) error {
-	if st.Local && !s.explicit && !s.multi {
-		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks"); err != nil {
+	if (st.Local || st.Name == "transaction") && !s.explicit && !s.multi {
+		what := "SET LOCAL"
+		if st.Name == "transaction" {
+			what = "SET TRANSACTION"
+		}
+		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "%s can only be used in transaction blocks", what); err != nil {
 			return err
 		}
 	}
-	if st.Name == "" { // RESET ALL
-		for _, p := range params {
-			if !p.fixed {
-				key := strings.ToLower(p.name)
-				s.setValue(key, s.settings.reset[key], false)
+	switch {
+	case st.Multi != nil: // SET TRANSACTION, SET SESSION CHARACTERISTICS
+		for _, m := range st.Multi {
+			if err := s.setOne(m); err != nil {
+				return err
 			}
 		}
-		for key := range s.settings.cur {
-			if paramByName[key] == nil {
-				s.setValue(key, "", false)
-			}
+	case st.Name == "": // RESET ALL
+		s.resetAll()
+	default:
+		if err := s.setOne(st); err != nil {
+			return err
 		}
-		return w.WriteComplete(st.Tag)
 	}
+	return w.WriteComplete(st.Tag)
+}
+
+// resetAll is RESET ALL: every parameter back to the session's default.
+func (s *Session) resetAll() {
+	for _, p := range params {
+		if !p.fixed {
+			key := strings.ToLower(p.name)
+			s.setValue(key, s.settings.reset[key], false)
+		}
+	}
+	for key := range s.settings.cur {
+		if paramByName[key] == nil {
+			s.setValue(key, "", false)
+		}
+	}
+}
+
+// setOne sets one parameter for SET, SET LOCAL or RESET.
+func (s *Session) setOne(st *sql.SetVar) error {
 	p := paramByName[st.Name]
 	if p == nil {
 		if !strings.Contains(st.Name, ".") {
@@ -323,12 +349,17 @@ func (s *Session) execSet(st *sql.SetVar, w ResultWriter) error {
 			v = joinArgs(st.Args, false)
 		}
 		s.setValue(st.Name, v, st.Local)
-		return w.WriteComplete(st.Tag)
+		return nil
 	}
 	key := strings.ToLower(p.name)
 	if p.fixed {
 		if p.name == "session_authorization" {
-			return pgerror.Unimplementedf("SET SESSION AUTHORIZATION is not supported")
+			// Only the session's own user: SET SESSION AUTHORIZATION
+			// DEFAULT and RESET SESSION AUTHORIZATION, as poolers send.
+			if st.Reset || len(st.Args) == 1 && st.Args[0].Text == s.User {
+				return nil
+			}
+			return pgerror.Unimplementedf("SET SESSION AUTHORIZATION to another role is not supported")
 		}
 		return pgerror.Newf(pgerror.Code("55P02"), "parameter \"%s\" cannot be changed", p.name)
 	}
@@ -340,7 +371,26 @@ func (s *Session) execSet(st *sql.SetVar, w ResultWriter) error {
 		}
 	}
 	s.setValue(key, v, st.Local || p.txn)
-	return w.WriteComplete(st.Tag)
+	return nil
+}
+
+// execDiscard runs DISCARD. DISCARD ALL, which connection poolers send
+// when a client leaves, resets every parameter and closes every prepared
+// statement and portal; it cannot run in a transaction block. The other
+// targets have nothing to discard: deeplaked caches no plans and has no
+// temporary tables or sequence caches.
+func (s *Session) execDiscard(st *sql.Discard, w ResultWriter) error {
+	if st.Target == "ALL" {
+		if s.explicit || s.multi {
+			return pgerror.New(pgerror.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+		}
+		for name := range s.portals {
+			s.ClosePortal(name)
+		}
+		clear(s.stmts)
+		s.resetAll()
+	}
+	return w.WriteComplete("DISCARD " + st.Target)
 }
 
 // value checks the arguments of SET p and returns the value to store.
@@ -586,6 +636,15 @@ func checkBool(p *param, v string) (bool, error) {
 		return false, pgerror.Newf(pgerror.InvalidParameterValue, "parameter \"%s\" requires a Boolean value", p.name)
 	}
 	return b, nil
+}
+
+// checkBoolValue accepts a boolean, shown as on or off.
+func checkBoolValue(p *param, v, _ string) (string, error) {
+	b, err := checkBool(p, v)
+	if err != nil {
+		return "", err
+	}
+	return onOff(b), nil
 }
 
 // checkOn accepts only on: deeplaked parses strings the standard way only.

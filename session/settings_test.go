@@ -113,7 +113,6 @@ func TestSetErrors(t *testing.T) {
 		"SET integer_datetimes = off":                      "55P02",
 		"SET search_path = a; SET application_name = a, b": pgerror.SyntaxError,
 		"SET TIME ZONE INTERVAL '+02:00' HOUR TO MINUTE":   pgerror.FeatureNotSupported,
-		"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE":     pgerror.FeatureNotSupported,
 		"SAVEPOINT a":                                      pgerror.FeatureNotSupported,
 		"RELEASE SAVEPOINT a":                              pgerror.FeatureNotSupported,
 		"ROLLBACK TO SAVEPOINT a":                          pgerror.FeatureNotSupported,
@@ -341,4 +340,39 @@ func TestLookupSetting(t *testing.T) {
 			t.Errorf("%s has no value", name)
 		}
 	}
+}
+
+// TestDiscardAll checks what connection poolers rely on: DISCARD ALL
+// resets every parameter and forgets prepared statements and portals.
+func TestDiscardAll(t *testing.T) {
+	s := newSession(t)
+	if _, err := s.Prepare("p", "SELECT 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bind("c", "p", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "SET search_path = x; SET myapp.k = v", "SET; SET")
+	mustRun(t, s, "DISCARD ALL", "DISCARD ALL")
+	if _, err := s.Statement("p"); err == nil {
+		t.Error("prepared statement survived DISCARD ALL")
+	}
+	if _, err := s.Portal("c"); err == nil {
+		t.Error("portal survived DISCARD ALL")
+	}
+	if got := s.Setting("search_path"); got != `"$user", public` {
+		t.Errorf("search_path = %q", got)
+	}
+	wantCode(t, s, "BEGIN; DISCARD ALL", pgerror.ActiveSQLTransaction)
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+	mustRun(t, s, "DISCARD PLANS; DISCARD SEQUENCES; DISCARD TEMP", "DISCARD PLANS; DISCARD SEQUENCES; DISCARD TEMP")
+	// SET TRANSACTION and SET SESSION CHARACTERISTICS.
+	mustRun(t, s, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ WRITE; SHOW transaction_isolation; COMMIT",
+		"BEGIN; SET; columns transaction_isolation:text; serializable; SHOW; COMMIT")
+	mustRun(t, s, "SHOW transaction_isolation", "columns transaction_isolation:text; repeatable read; SHOW")
+	mustRun(t, s, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED; SHOW default_transaction_isolation",
+		"SET; columns default_transaction_isolation:text; read committed; SHOW")
+	wantCode(t, s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", pgerror.FeatureNotSupported)
+	mustRun(t, s, "SET SESSION AUTHORIZATION DEFAULT; RESET SESSION AUTHORIZATION; SET SESSION AUTHORIZATION u", "SET; RESET; SET")
+	wantCode(t, s, "SET SESSION AUTHORIZATION other", pgerror.FeatureNotSupported)
 }

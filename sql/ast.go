@@ -139,7 +139,12 @@ type (
 		Reset bool     // DEFAULT or RESET: back to the session's default
 		// Tag is the command tag: "SET" or "RESET".
 		Tag string
+		// Multi holds the settings of SET TRANSACTION ... and SET SESSION
+		// CHARACTERISTICS AS TRANSACTION ..., one per option.
+		Multi []*SetVar
 	}
+	// Discard is DISCARD ALL, PLANS, SEQUENCES or TEMP (Target, upper case).
+	Discard struct{ Target string }
 	// SetArg is one value of SET: a string or a name as written, or a
 	// number as text.
 	SetArg struct {
@@ -332,6 +337,7 @@ func (*Select) stmt()      {}
 func (*TxStmt) stmt()      {}
 func (*SetVar) stmt()      {}
 func (*ShowVar) stmt()     {}
+func (*Discard) stmt()     {}
 func (*Copy) stmt()        {}
 func (*Vacuum) stmt()      {}
 

@@ -103,6 +103,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertSet(s.VariableSetStmt)
 	case *pg.Node_VariableShowStmt:
 		return &ShowVar{Name: strings.ToLower(s.VariableShowStmt.Name)}, nil
+	case *pg.Node_DiscardStmt:
+		return convertDiscard(s.DiscardStmt)
 	case *pg.Node_CopyStmt:
 		return convertCopy(s.CopyStmt)
 	case *pg.Node_VacuumStmt:

@@ -32,8 +32,7 @@ func convertSet(v *pg.VariableSetStmt) (Stmt, error) {
 	case pg.VariableSetKind_VAR_RESET_ALL:
 		sv.Name, sv.Reset, sv.Tag = "", true, "RESET"
 	case pg.VariableSetKind_VAR_SET_MULTI:
-		// SET TRANSACTION ..., SET SESSION CHARACTERISTICS AS TRANSACTION ...
-		return nil, unsupported("SET " + strings.ToUpper(v.Name))
+		return convertSetMulti(v)
 	default:
 		return nil, unsupported("this form of SET")
 	}
@@ -62,4 +61,50 @@ func setArg(n *pg.Node) (SetArg, bool) {
 		return SetArg{Text: "false"}, true
 	}
 	return SetArg{}, false
+}
+
+// convertSetMulti converts SET TRANSACTION and SET SESSION CHARACTERISTICS
+// AS TRANSACTION: each option (ISOLATION LEVEL, READ ONLY/WRITE,
+// [NOT] DEFERRABLE) sets the parameter PostgreSQL maps it to, for the
+// transaction or as the session's default.
+func convertSetMulti(v *pg.VariableSetStmt) (Stmt, error) {
+	prefix := ""
+	switch v.Name {
+	case "TRANSACTION":
+	case "SESSION CHARACTERISTICS":
+		prefix = "default_"
+	default: // TRANSACTION SNAPSHOT
+		return nil, unsupported("SET " + v.Name)
+	}
+	sv := &SetVar{Name: strings.ToLower(v.Name), Tag: "SET"}
+	for _, a := range v.Args {
+		d := a.GetDefElem()
+		if d == nil || d.Arg == nil {
+			return nil, unsupported("this option of SET " + v.Name)
+		}
+		arg, ok := setArg(d.Arg)
+		if !ok {
+			return nil, unsupported("this option of SET " + v.Name)
+		}
+		if arg.Number { // READ ONLY / DEFERRABLE are 1 or 0
+			arg = SetArg{Text: map[bool]string{true: "on", false: "off"}[arg.Text != "0"]}
+		}
+		sv.Multi = append(sv.Multi, &SetVar{Name: prefix + d.Defname, Args: []SetArg{arg}, Tag: "SET"})
+	}
+	return sv, nil
+}
+
+// convertDiscard converts DISCARD ALL | PLANS | SEQUENCES | TEMP.
+func convertDiscard(d *pg.DiscardStmt) (Stmt, error) {
+	switch d.Target {
+	case pg.DiscardMode_DISCARD_ALL:
+		return &Discard{Target: "ALL"}, nil
+	case pg.DiscardMode_DISCARD_PLANS:
+		return &Discard{Target: "PLANS"}, nil
+	case pg.DiscardMode_DISCARD_SEQUENCES:
+		return &Discard{Target: "SEQUENCES"}, nil
+	case pg.DiscardMode_DISCARD_TEMP:
+		return &Discard{Target: "TEMP"}, nil
+	}
+	return nil, unsupported("this form of DISCARD")
 }

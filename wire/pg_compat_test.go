@@ -150,8 +150,10 @@ func TestStartupMatchesPostgres15(t *testing.T) {
 func TestCommandTagsMatchPostgres15(t *testing.T) {
 	pg := startPostgres15(t)
 	ts := startRealServer(t)
-	pgc, _ := dialTrace(t, pg.Conn().RemoteAddr().String(), "postgres")
-	dlc, _ := dialTrace(t, ts.addr, "postgres")
+	// TimeZone is set in the startup packet, so that RESET ALL and DISCARD
+	// ALL go back to the same zone on both.
+	pgc, _ := dialTrace(t, pg.Conn().RemoteAddr().String(), "postgres", "TimeZone", "UTC")
+	dlc, _ := dialTrace(t, ts.addr, "postgres", "TimeZone", "UTC")
 	for _, q := range []string{
 		"",
 		"-- ping",
@@ -252,6 +254,23 @@ func TestCommandTagsMatchPostgres15(t *testing.T) {
 		"SHOW session_authorization",
 		"SHOW integer_datetimes",
 		"SHOW server_encoding",
+		"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation",
+		"COMMIT",
+		"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED; SHOW default_transaction_isolation",
+		"SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE, NOT DEFERRABLE",
+		"SHOW default_transaction_deferrable",
+		"SET SESSION AUTHORIZATION DEFAULT",
+		"RESET SESSION AUTHORIZATION",
+		"SET application_name = 'before discard'",
+		"DISCARD ALL",
+		"SHOW application_name",
+		"BEGIN; DISCARD ALL",
+		"ROLLBACK",
+		"SELECT 1; DISCARD ALL",
+		"DISCARD PLANS",
+		"DISCARD SEQUENCES",
+		"DISCARD TEMP",
 		"SELECT pg_sleep(0)",
 		"SELECT pg_sleep(0.01), pg_sleep(NULL)",
 		"SELECT pg_sleep(true)",
