@@ -250,8 +250,8 @@ func TestStatementTimeout(t *testing.T) {
 		t.Errorf("statement_timeout = %q", got)
 	}
 	// Each statement has its own timeout.
-	mustRun(t, s, "SET statement_timeout = 300", "SET")
-	mustRun(t, s, "SELECT pg_sleep(0.2); SELECT pg_sleep(0.2)", "columns pg_sleep:void; ; SELECT 1; columns pg_sleep:void; ; SELECT 1")
+	mustRun(t, s, "SET statement_timeout = '1s'", "SET")
+	mustRun(t, s, "SELECT pg_sleep(0.6); SELECT pg_sleep(0.6)", "columns pg_sleep:void; ; SELECT 1; columns pg_sleep:void; ; SELECT 1")
 	// A cancel from the client says so.
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
