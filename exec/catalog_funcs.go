@@ -345,6 +345,61 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		} else {
 			out.AppendString(elems[k-1])
 		}
+	case "bitand", "bitor", "bitxor", "shiftleft", "shiftright":
+		a, b := f.vals[0].Ints[i], f.vals[1].Ints[i]
+		var v int64
+		switch f.fn.Name {
+		case "bitand":
+			v = a & b
+		case "bitor":
+			v = a | b
+		case "bitxor":
+			v = a ^ b
+		case "shiftleft":
+			v = a << uint64(b&63)
+		default:
+			v = a >> uint64(b&63)
+		}
+		switch out.Type.Kind {
+		case types.Int2:
+			v = int64(int16(v))
+		case types.Int4:
+			v = int64(int32(v))
+		}
+		out.AppendInt(v)
+	case "replace":
+		out.AppendString(strings.ReplaceAll(f.str(0, i), f.str(1, i), f.str(2, i)))
+	case "strpos":
+		k := strings.Index(f.str(0, i), f.str(1, i))
+		if k >= 0 {
+			k = len([]rune(f.str(0, i)[:k]))
+		}
+		out.AppendInt(int64(k + 1))
+	case "left", "right":
+		r := []rune(f.str(0, i))
+		n := int(f.vals[1].Ints[i])
+		if n < 0 {
+			n = max(len(r)+n, 0)
+		}
+		n = min(n, len(r))
+		if f.fn.Name == "left" {
+			out.AppendString(string(r[:n]))
+		} else {
+			out.AppendString(string(r[len(r)-n:]))
+		}
+	case "btrim", "ltrim", "rtrim":
+		cut := " "
+		if len(f.vals) > 1 {
+			cut = f.str(1, i)
+		}
+		v := f.str(0, i)
+		if f.fn.Name != "rtrim" {
+			v = strings.TrimLeft(v, cut)
+		}
+		if f.fn.Name != "ltrim" {
+			v = strings.TrimRight(v, cut)
+		}
+		out.AppendString(v)
 	case "substring", "substr":
 		r := []rune(f.str(0, i))
 		from := f.vals[1].Ints[i] - 1 // 0-based, may be negative

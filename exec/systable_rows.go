@@ -89,7 +89,7 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			}
 			n := len(t.PrimaryKey)
 			r.row(indexOID(t.ID), TableOID(t.ID), n, n, true, false, true, false, true, false, true, false, true, true, false,
-				"{"+strings.Join(keys, ",")+"}", nil, nil, nil, nil, nil)
+				"{"+strings.Join(keys, ",")+"}", nil, nil, "{"+strings.TrimSuffix(strings.Repeat("0,", n), ",")+"}", nil, nil)
 		}
 	},
 	"pg_catalog.pg_constraint": func(env *Env, c *sysCatalog, r *sysRows) {

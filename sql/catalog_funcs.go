@@ -54,8 +54,15 @@ var catalogFuncs = map[string]catalogFunc{
 	"has_function_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"has_column_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
 	"has_any_column_privilege":           {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
-	"substring":                       {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
-	"substr":                          {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
+	"replace":                            {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypText},
+	"strpos":                             {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypInt4},
+	"left":                               {args: []types.Type{types.TypText, types.TypInt4}, min: 2, ret: types.TypText},
+	"right":                              {args: []types.Type{types.TypText, types.TypInt4}, min: 2, ret: types.TypText},
+	"btrim":                              {args: []types.Type{types.TypText, types.TypText}, min: 1, ret: types.TypText},
+	"ltrim":                              {args: []types.Type{types.TypText, types.TypText}, min: 1, ret: types.TypText},
+	"rtrim":                              {args: []types.Type{types.TypText, types.TypText}, min: 1, ret: types.TypText},
+	"substring":                          {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
+	"substr":                             {args: []types.Type{types.TypText, types.TypInt4, types.TypInt4}, min: 2, ret: types.TypText},
 	"pg_get_serial_sequence":             {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypText},
 	"quote_ident":                        {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
 	"pg_table_size":                      {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
@@ -166,8 +173,29 @@ func regCast(x plan.Expr, to types.Type) (plan.Expr, bool) {
 	return nil, false
 }
 
-// regexOp binds the regular expression match operators ~, ~*, !~ and !~*.
+// bitOps are the integer bitwise operators, evaluated as plan.Funcs.
+var bitOps = map[string]string{"&": "bitand", "|": "bitor", "#": "bitxor", "<<": "shiftleft", ">>": "shiftright"}
+
+// regexOp binds the regular expression match operators ~, ~*, !~ and !~*,
+// and the integer bitwise operators.
 func regexOp(op string, l, r plan.Expr) (plan.Expr, bool, error) {
+	if fn, ok := bitOps[op]; ok {
+		if isUnknown(l) {
+			l = castExpr(l, r.Type())
+		}
+		if isUnknown(r) {
+			r = castExpr(r, l.Type())
+		}
+		lt, rt := l.Type(), r.Type()
+		if !lt.IsInteger() || !rt.IsInteger() || lt.IsOID() || rt.IsOID() {
+			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt)
+		}
+		t := numericResult(lt, rt)
+		if fn == "shiftleft" || fn == "shiftright" {
+			t = lt
+		}
+		return &plan.Func{Name: fn, Args: []plan.Expr{l, r}, Typ: t}, true, nil
+	}
 	name := ""
 	not := false
 	switch op {
