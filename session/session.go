@@ -242,6 +242,9 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 	if err != nil {
 		return err
 	}
+	if sw, ok := w.(StatementContextSetter); ok {
+		sw.SetStatementContext(ctx) // statement_timeout stops a wait for data
+	}
 	r, err := w.CopyIn(n.Options.Format == plan.CopyBinary, len(n.Target))
 	if err != nil {
 		return err

@@ -27,6 +27,13 @@ type ParameterStatusWriter interface {
 	ParameterStatus(name, value string) error
 }
 
+// StatementContextSetter is implemented by a ResultWriter that waits for
+// the client during a statement (COPY FROM STDIN): the session hands it
+// the statement's context, which statement_timeout ends.
+type StatementContextSetter interface {
+	SetStatementContext(ctx context.Context)
+}
+
 // Setting is one run-time parameter and its value.
 type Setting struct{ Name, Value string }
 

@@ -142,6 +142,13 @@ func (w *resultWriter) WriteComplete(tag string) error {
 	return w.result()
 }
 
+// SetStatementContext makes ctx the context a COPY FROM STDIN of the
+// running statement waits for the client under, so that the statement's
+// own end (statement_timeout) interrupts the wait as a cancel does.
+func (w *resultWriter) SetStatementContext(ctx context.Context) { w.ctx = ctx }
+
+var _ session.StatementContextSetter = (*resultWriter)(nil)
+
 // ParameterStatus reports a changed setting.
 func (w *resultWriter) ParameterStatus(name, value string) error {
 	w.c.send(&pgproto3.ParameterStatus{Name: name, Value: value})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // TestSettingsOverTheWire drives the session's settings through a real
@@ -189,5 +190,51 @@ func TestPsqlOnATerminal(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "SQL_ASCII" {
 		t.Fatalf("psql: %v: %s", err, out)
+	}
+}
+
+// TestStatementTimeoutDuringCopyIn times out a COPY FROM STDIN whose client
+// sends no data: the server answers 57014 without waiting for it, then
+// ignores the rest of the COPY and goes on.
+func TestStatementTimeoutDuringCopyIn(t *testing.T) {
+	ts := startRealServer(t)
+	c, _ := dialTrace(t, ts.addr, "alice")
+	c.query("CREATE TABLE waits (a int)")
+	c.query("SET statement_timeout = 200")
+	start := time.Now()
+	c.fe.Send(&pgproto3.Query{String: "COPY waits FROM STDIN"})
+	if err := c.fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		m, err := c.fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *pgproto3.CopyInResponse:
+			got = append(got, "CopyInResponse")
+		case *pgproto3.ErrorResponse:
+			got = append(got, m.Code+" "+m.Message)
+		case *pgproto3.ReadyForQuery:
+			got = append(got, "ReadyForQuery "+string(m.TxStatus))
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	want := []string{"CopyInResponse", "57014 canceling statement due to statement timeout", "ReadyForQuery I"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("timeout took %s", d)
+	}
+	// The client's late data is ignored; the connection goes on.
+	c.fe.Send(&pgproto3.CopyData{Data: []byte("1\n")})
+	c.fe.Send(&pgproto3.CopyDone{})
+	if got := c.query("SELECT count(*) FROM waits"); strings.Join(got, "|") != "RowDescription count:20|DataRow 0|CommandComplete SELECT 1|ReadyForQuery I" {
+		t.Errorf("after the timeout: %q", got)
 	}
 }
