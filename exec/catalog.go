@@ -35,6 +35,15 @@ func attrdefOID(id uint64, col int) uint32 {
 	return 0x50000000 + uint32(id)<<10 + uint32(col)
 }
 func roleOID(i int) uint32 { return 0x30000000 + uint32(i) }
+func sequenceOID(id uint64, col int) uint32 {
+	return 0x58000000 + uint32(id)<<10 + uint32(col)
+}
+
+// sequenceName is the name of a serial column's sequence, as PostgreSQL
+// names it.
+func sequenceName(t *storage.TableDesc, col int) string {
+	return t.Name + "_" + t.Columns[col].Name + "_seq"
+}
 
 // sysCatalog is the catalog as the system tables show it, read once per
 // statement.
@@ -165,6 +174,11 @@ func (c *sysCatalog) relations() []relation {
 		if len(t.PrimaryKey) > 0 {
 			out = append(out, relation{oid: indexOID(t.ID), name: pkeyName(t), nsp: plan.NamespacePublic, kind: 'i', am: btreeAMOID,
 				natts: len(t.PrimaryKey), table: t, isPKIndex: true})
+		}
+		for i, c := range t.Columns {
+			if c.Serial {
+				out = append(out, relation{oid: sequenceOID(t.ID, i), name: sequenceName(t, i), nsp: plan.NamespacePublic, kind: 'S', natts: 3, table: t})
+			}
 		}
 	}
 	return out
@@ -475,9 +489,16 @@ func pkeyCols(t *storage.TableDesc) string {
 func columnDefault(t *storage.TableDesc, i int) string {
 	c := t.Columns[i]
 	if c.Serial {
-		return "nextval('" + t.Name + "_" + c.Name + "_seq'::regclass)"
+		return "nextval('" + quoteIdent(sequenceName(t, i)) + "'::regclass)"
 	}
-	return c.Default
+	d := c.Default
+	if len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'' && c.Type.Kind != types.Tensor {
+		// PostgreSQL stores a string default coerced to the column's type
+		// and prints it with the cast: 'none'::text.
+		oid, _, _, _ := columnType(c.Type)
+		d += "::" + formatType(oid, -1)
+	}
+	return d
 }
 
 // encodingName is pg_encoding_to_char.

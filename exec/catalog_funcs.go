@@ -181,7 +181,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "obj_description", "col_description", "shobj_description", "pg_get_viewdef",
 		"pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef":
 		out.AppendNull()
-	case "pg_table_size", "pg_relation_size", "pg_total_relation_size", "pg_indexes_size":
+	case "pg_table_size", "pg_relation_size", "pg_total_relation_size", "pg_indexes_size", "pg_database_size":
 		// Sizes of chunk objects are not tracked per relation yet.
 		out.AppendInt(0)
 	case "pg_size_pretty":

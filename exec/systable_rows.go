@@ -106,6 +106,49 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 				nil, nil, nil, nil, nil, nil, nil)
 		}
 	},
+	"pg_catalog.pg_depend": func(env *Env, c *sysCatalog, r *sysRows) {
+		// A serial column's sequence is owned by the column (deptype a).
+		for _, t := range c.tables {
+			for i, col := range t.Columns {
+				if col.Serial {
+					r.row(pgClassOID, sequenceOID(t.ID, i), 0, pgClassOID, TableOID(t.ID), i+1, "a")
+				}
+			}
+		}
+	},
+	"pg_catalog.pg_sequence": func(env *Env, c *sysCatalog, r *sysRows) {
+		for _, t := range c.tables {
+			for i, col := range t.Columns {
+				if col.Serial {
+					maxv := int64(1<<63 - 1)
+					switch col.Type.Kind {
+					case types.Int2:
+						maxv = 1<<15 - 1
+					case types.Int4:
+						maxv = 1<<31 - 1
+					}
+					r.row(sequenceOID(t.ID, i), col.Type.OID(), int64(1), int64(1), maxv, int64(1), int64(1), false)
+				}
+			}
+		}
+	},
+	"pg_catalog.pg_sequences": func(env *Env, c *sysCatalog, r *sysRows) {
+		owner, _ := c.roleName(bootstrapRoleOID)
+		for _, t := range c.tables {
+			for i, col := range t.Columns {
+				if col.Serial {
+					maxv := int64(1<<63 - 1)
+					switch col.Type.Kind {
+					case types.Int2:
+						maxv = 1<<15 - 1
+					case types.Int4:
+						maxv = 1<<31 - 1
+					}
+					r.row("public", sequenceName(t, i), owner, col.Type.OID(), int64(1), int64(1), maxv, int64(1), false, int64(1), nil)
+				}
+			}
+		}
+	},
 	"pg_catalog.pg_database": func(env *Env, c *sysCatalog, r *sysRows) {
 		name := env.Database
 		if name == "" {

@@ -545,20 +545,22 @@ func (b *binder) caseExpr(e *CaseExpr) (plan.Expr, error) {
 		}
 		c.Whens = append(c.Whens, plan.When{Cond: cond})
 		results = append(results, res)
-		var ok bool
-		if t, ok = commonType(t, res.Type()); !ok {
+		nt, ok := mergeType(t, res.Type())
+		if !ok {
 			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "CASE types %s and %s cannot be matched", t, res.Type())
 		}
+		t = nt
 	}
 	if e.Else != nil {
 		el, err := b.expr(e.Else)
 		if err != nil {
 			return nil, err
 		}
-		var ok bool
-		if t, ok = commonType(t, el.Type()); !ok {
+		nt, ok := mergeType(t, el.Type())
+		if !ok {
 			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "CASE types %s and %s cannot be matched", t, el.Type())
 		}
+		t = nt
 		results = append(results, el)
 	}
 	if t.Kind == types.Unknown {

@@ -486,6 +486,18 @@ func bindSetOp(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 // over integers. Its arguments may read the enclosing query's columns.
 func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
 	f := ref.Func
+	if f.Name == "unnest" {
+		// FROM unnest(array): the select-list form over one empty row.
+		b := &binder{cat: cat, sc: q.attach(&scope{}), noAgg: "functions in FROM"}
+		one := &plan.Values{Rows: [][]plan.Expr{{}}}
+		node, _, err := bindSRFs(b, one, []SelectItem{{Expr: f}})
+		if err != nil {
+			return nil, nil, err
+		}
+		col := node.Columns()[0]
+		sc := &scope{table: ref.Alias, names: []string{ref.Alias}, types: []types.Type{col.Type}, ordinal: []int{-1}}
+		return node, q.attach(sc), nil
+	}
 	if f.Name != "generate_series" {
 		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s does not exist", f.Name)
 	}
@@ -516,4 +528,15 @@ func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, e
 	}
 	sc := &scope{table: ref.Alias, names: []string{ref.Alias}, types: []types.Type{t}, ordinal: []int{-1}}
 	return node, q.attach(sc), nil
+}
+
+// mergeType folds the type of one more CASE arm into the arms' common
+// type: NULL and untyped literals leave it open (unknown) until a typed arm
+// decides, as in PostgreSQL, where CASE WHEN c THEN NULL ELSE 1 END is an
+// integer.
+func mergeType(t, u types.Type) (types.Type, bool) {
+	if t.Kind == types.Unknown && u.Kind == types.Unknown {
+		return t, true
+	}
+	return commonType(t, u)
 }

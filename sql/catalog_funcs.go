@@ -69,6 +69,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"pg_relation_size":                   {args: []types.Type{typOid, types.TypText}, min: 1, ret: types.TypInt8},
 	"pg_total_relation_size":             {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
 	"pg_indexes_size":                    {args: []types.Type{typOid}, min: 1, ret: types.TypInt8},
+	"pg_database_size":                   {args: []types.Type{types.TypText}, min: 1, ret: types.TypInt8},
 	"pg_size_pretty":                     {args: []types.Type{types.TypInt8}, min: 1, ret: types.TypText},
 	"pg_get_function_result":             {args: []types.Type{typOid}, min: 1, ret: types.TypText},
 	"pg_get_function_arguments":          {args: []types.Type{typOid}, min: 1, ret: types.TypText},

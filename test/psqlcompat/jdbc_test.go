@@ -51,7 +51,7 @@ func TestJDBCMetadataMatchesPostgres15(t *testing.T) {
 	dump := func(host, port string) string {
 		t.Helper()
 		url := "jdbc:postgresql://" + host + ":" + port + "/postgres?user=postgres"
-		cmd := exec.Command(java, "-cp", classes+string(os.PathListSeparator)+jdbcJar, "CatalogDump", url, "items,events,pairs")
+		cmd := exec.Command(java, "-cp", classes+string(os.PathListSeparator)+jdbcJar, "CatalogDump", url, "items,events,pairs,counters")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("CatalogDump against port %s: %v\n%s", port, err, out)

@@ -31,6 +31,7 @@ var setup = []string{
 	"CREATE TABLE events (at bigint, kind smallint, payload jsonb, flag boolean, body bytea, ratio real)",
 	"CREATE TABLE pairs (a int, b text, PRIMARY KEY (a, b))",
 	"INSERT INTO items VALUES (1, 'one', 2.5, 'x', 10)",
+	"CREATE TABLE counters (id serial PRIMARY KEY, hits bigserial, note text DEFAULT 'none')",
 }
 
 // commands are the meta-commands compared; each runs in its own psql.
@@ -53,6 +54,10 @@ var commands = []string{
 	`\df`,
 	`\dT`,
 	`\dp`,
+	`\d counters`,
+	`\d counters_id_seq`,
+	`\d+ items`,
+	`\d+ counters`,
 	`\x on` + "\n" + `\dt`,
 	`\x on` + "\n" + `\d items`,
 }
