@@ -7,13 +7,15 @@ import "github.com/deeplaked/deeplaked/plan"
 // hash keys; what remains of the condition is checked on each hashed match.
 func hashJoinKeys(n plan.Node) plan.Node {
 	j, ok := n.(*plan.Join)
-	if !ok || j.On == nil || len(j.LeftKeys) > 0 {
+	if !ok || j.On == nil {
 		return n
 	}
 	nl := len(j.Left.Columns())
 	nr := len(j.Right.Columns())
 	var rest []plan.Expr
 	c := *j
+	c.LeftKeys = append([]plan.Expr{}, j.LeftKeys...)
+	c.RightKeys = append([]plan.Expr{}, j.RightKeys...)
 	for _, cond := range conjuncts(j.On, nil) {
 		eq, ok := cond.(*plan.Call)
 		if ok && eq.Op == plan.OpEq && eq.Args[0].Type().Phys() == eq.Args[1].Type().Phys() {
@@ -169,4 +171,80 @@ func optimizeIn(e plan.Expr) plan.Expr {
 		return &c
 	}
 	return e
+}
+
+// pushFilterIntoJoin moves the conjuncts of a filter over a join to where
+// they can act first: those that read only the left input (or neither)
+// filter it, and for an inner join those that read only the right input
+// filter that one, and those that read both join the condition, where
+// equalities become hash keys. A WHERE over a comma list thus becomes hash
+// joins over filtered scans rather than a filtered cross product. What
+// reads a subquery or a volatile function stays above the join.
+func pushFilterIntoJoin(n plan.Node) plan.Node {
+	f, ok := n.(*plan.Filter)
+	if !ok {
+		return n
+	}
+	j, ok := f.Input.(*plan.Join)
+	if !ok || j.Kind == plan.JoinFull {
+		return n
+	}
+	inner := j.Kind == plan.JoinInner
+	nl := len(j.Left.Columns())
+	nr := len(j.Right.Columns())
+	var left, right, on, keep []plan.Expr
+	for _, c := range conjuncts(f.Pred, nil) {
+		switch s := side(c, nl); {
+		case s == sideNone || s == sideLeft:
+			left = append(left, c)
+		case s == sideRight && inner:
+			shift := make([]int, nl+nr)
+			for i := nl; i < nl+nr; i++ {
+				shift[i] = i - nl
+			}
+			right = append(right, Remap(c, shift))
+		case s == sideBoth && inner && !hasSubquery(c) && !volatile(c):
+			on = append(on, c)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	if len(left)+len(right)+len(on) == 0 {
+		return n
+	}
+	c := *j
+	if len(left) > 0 {
+		c.Left = Optimize(&plan.Filter{Input: j.Left, Pred: and(left)})
+	}
+	if len(right) > 0 {
+		c.Right = Optimize(&plan.Filter{Input: j.Right, Pred: and(right)})
+	}
+	if len(on) > 0 {
+		if j.On != nil {
+			on = append([]plan.Expr{j.On}, on...)
+		}
+		c.On = and(on)
+	}
+	var out plan.Node = hashJoinKeys(&c)
+	if len(keep) > 0 {
+		out = &plan.Filter{Input: out, Pred: and(keep)}
+	}
+	return out
+}
+
+func and(cs []plan.Expr) plan.Expr {
+	if len(cs) == 1 {
+		return cs[0]
+	}
+	return &plan.Call{Op: plan.OpAnd, Args: cs, Typ: cs[0].Type()}
+}
+
+func volatile(e plan.Expr) bool {
+	found := false
+	Walk(e, func(x plan.Expr) {
+		if c, ok := x.(*plan.Call); ok && (c.Op == plan.OpRandom || c.Op == plan.OpNextVal) {
+			found = true
+		}
+	})
+	return found
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -48,5 +49,47 @@ func TestHashJoinKeys(t *testing.T) {
 		On: eq(add, col(0, types.TypInt4))}
 	if got := Optimize(j2).(*plan.Join); len(got.LeftKeys) != 0 || got.On == nil {
 		t.Errorf("keys %v on %v: want a nested loop", got.LeftKeys, got.On)
+	}
+}
+
+func TestPushFilterIntoJoin(t *testing.T) {
+	tbl := func(id uint64) *plan.Scan {
+		return &plan.Scan{Table: &storage.TableDesc{ID: id, Name: "t", Columns: []storage.ColumnDesc{
+			{Name: "a", Type: types.TypInt4}, {Name: "b", Type: types.TypInt4},
+		}}, Cols: []int{0, 1}}
+	}
+	col := func(i int) *plan.ColRef { return &plan.ColRef{Idx: i, Typ: types.TypInt4} }
+	eq := func(a, b plan.Expr) plan.Expr {
+		return &plan.Call{Op: plan.OpEq, Args: []plan.Expr{a, b}, Typ: types.TypBool}
+	}
+	// FROM l, r WHERE l.a = 1 AND r.b = 2 AND l.b = r.a
+	pred := &plan.Call{Op: plan.OpAnd, Typ: types.TypBool, Args: []plan.Expr{
+		eq(col(0), plan.IntConst(types.TypInt4, 1)),
+		eq(col(3), plan.IntConst(types.TypInt4, 2)),
+		eq(col(1), col(2)),
+	}}
+	n := &plan.Filter{Input: &plan.Join{Kind: plan.JoinInner, Left: tbl(1), Right: tbl(2)}, Pred: pred}
+	j, ok := Optimize(n).(*plan.Join)
+	if !ok {
+		t.Fatalf("filter stayed above the join: %T", Optimize(n))
+	}
+	if len(j.LeftKeys) != 1 || j.LeftKeys[0].(*plan.ColRef).Idx != 1 || j.RightKeys[0].(*plan.ColRef).Idx != 0 || j.On != nil {
+		t.Errorf("keys %v %v on %v, want #1 = #0 and no condition", j.LeftKeys, j.RightKeys, j.On)
+	}
+	for i, in := range []plan.Node{j.Left, j.Right} {
+		s, ok := in.(*plan.Scan)
+		if !ok || s.Filter == nil {
+			t.Errorf("input %d: %T without a pushed filter", i, in)
+		}
+	}
+	if f := j.Right.(*plan.Scan).Filter.(*plan.Call); f.Args[0].(*plan.ColRef).Idx != 1 {
+		t.Errorf("right filter reads #%d, want #1", f.Args[0].(*plan.ColRef).Idx)
+	}
+
+	// Above a left join, a condition on the right input stays above it.
+	n2 := &plan.Filter{Input: &plan.Join{Kind: plan.JoinLeft, Left: tbl(1), Right: tbl(2), On: eq(col(1), col(2))},
+		Pred: eq(col(3), plan.IntConst(types.TypInt4, 2))}
+	if _, ok := Optimize(n2).(*plan.Filter); !ok {
+		t.Errorf("a right-side condition moved below a left join")
 	}
 }

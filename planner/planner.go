@@ -23,6 +23,8 @@ func Optimize(n plan.Node) plan.Node {
 	// Subquery plans are optimized on their own (not a rule: they recurse
 	// into Optimize).
 	n = optimizeSubqueries(n)
+	// Not a rule either: it optimizes the filters it creates.
+	n = pushFilterIntoJoin(n)
 	for _, r := range rules {
 		n = r.apply(n)
 	}
