@@ -32,7 +32,8 @@ var comparisonByName = map[string]plan.Op{
 	"=": plan.OpEq, "<>": plan.OpNe, "!=": plan.OpNe, "<": plan.OpLt, "<=": plan.OpLe, ">": plan.OpGt, ">=": plan.OpGe,
 }
 
-var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true, "json_build_object": true}
+var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true, "json_build_object": true,
+	"isdistinct": true}
 
 func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
 	f := &funcEval{env: e, fn: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
@@ -344,6 +345,14 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			out.AppendNull()
 		} else {
 			out.AppendString(elems[k-1])
+		}
+	case "isdistinct":
+		x, y := f.vals[0], f.vals[1]
+		switch {
+		case x.Nulls[i] || y.Nulls[i]:
+			out.AppendBool(x.Nulls[i] != y.Nulls[i])
+		default:
+			out.AppendBool(compareAt(x, i, y, i) != 0)
 		}
 	case "bitand", "bitor", "bitxor", "shiftleft", "shiftright":
 		a, b := f.vals[0].Ints[i], f.vals[1].Ints[i]

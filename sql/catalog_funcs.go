@@ -180,6 +180,17 @@ var bitOps = map[string]string{"&": "bitand", "|": "bitor", "#": "bitxor", "<<":
 // regexOp binds the regular expression match operators ~, ~*, !~ and !~*,
 // and the integer bitwise operators.
 func regexOp(op string, l, r plan.Expr) (plan.Expr, bool, error) {
+	if op == "IS DISTINCT FROM" || op == "IS NOT DISTINCT FROM" {
+		l, r, err := unify(resolveUnknownPair(l, r))
+		if err != nil {
+			return nil, true, err
+		}
+		var e plan.Expr = &plan.Func{Name: "isdistinct", Args: []plan.Expr{l, r}, Typ: types.TypBool}
+		if op == "IS NOT DISTINCT FROM" {
+			e = &plan.Call{Op: plan.OpNot, Args: []plan.Expr{e}, Typ: types.TypBool}
+		}
+		return e, true, nil
+	}
 	if fn, ok := bitOps[op]; ok {
 		if isUnknown(l) {
 			l = castExpr(l, r.Type())
@@ -261,4 +272,13 @@ func textArraySubscript(x plan.Expr, idx []plan.Expr) (plan.Expr, error) {
 		return nil, pgerror.Newf(pgerror.DatatypeMismatch, "array subscript must have type integer")
 	}
 	return &plan.Func{Name: "array_elem_text", Args: []plan.Expr{x, i}, Typ: types.TypText}, nil
+}
+
+// resolveUnknownPair types two untyped operands as text and passes them on
+// with the operator name unify reports.
+func resolveUnknownPair(l, r plan.Expr) (plan.Expr, plan.Expr, string) {
+	if isUnknown(l) && isUnknown(r) {
+		l, r = castExpr(l, types.TypText), castExpr(r, types.TypText)
+	}
+	return l, r, "IS DISTINCT FROM"
 }

@@ -916,7 +916,19 @@ func convertAExpr(a *pg.A_Expr) (Expr, error) {
 		}
 		return &ArrayCmpExpr{X: x, Array: arr, Op: name, All: a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		return nil, unsupported("IS [NOT] DISTINCT FROM")
+		l, err := convertExpr(a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := convertExpr(a.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		op := "IS DISTINCT FROM"
+		if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT {
+			op = "IS NOT DISTINCT FROM"
+		}
+		return &BinaryExpr{Op: op, L: l, R: r}, nil
 	}
 	return nil, unsupported("this operator form")
 }
