@@ -160,7 +160,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			return err
 		}
 		if !created {
-			if err := notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
+			if err := s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
 				return err
 			}
 		}
@@ -172,7 +172,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 				return err
 			}
 			if !dropped {
-				if err := notice(w, severityNotice, pgerror.SuccessfulCompletion, "table \"%s\" does not exist, skipping", name); err != nil {
+				if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "table \"%s\" does not exist, skipping", name); err != nil {
 					return err
 				}
 			}
@@ -320,7 +320,7 @@ func (s *Session) env(ctx context.Context) *exec.Env {
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 	if tx.Kind != sql.TxBegin && !s.explicit {
-		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
+		if err := s.notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "there is no transaction in progress"); err != nil {
 			return err
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
 		// BEGIN inside a block is a warning in PostgreSQL; statements of
 		// the same query string before BEGIN join the block.
 		if s.explicit {
-			if err := notice(w, severityWarning, pgerror.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
+			if err := s.notice(w, severityWarning, pgerror.ActiveSQLTransaction, "there is already a transaction in progress"); err != nil {
 				return err
 			}
 		}

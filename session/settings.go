@@ -307,7 +307,7 @@ func (s *Session) execSet(st *sql.SetVar, w ResultWriter) error {
 		if st.Name == "transaction" {
 			what = "SET TRANSACTION"
 		}
-		if err := notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "%s can only be used in transaction blocks", what); err != nil {
+		if err := s.notice(w, severityWarning, pgerror.NoActiveSQLTransaction, "%s can only be used in transaction blocks", what); err != nil {
 			return err
 		}
 	}

@@ -313,6 +313,10 @@ func TestNotices(t *testing.T) {
 		{"SELECT 1; SET LOCAL search_path = a", "columns ?column?:integer; 1; SELECT 1; SET"},
 		{"DROP TABLE IF EXISTS nope, nope2", `NOTICE 00000 table "nope" does not exist, skipping; NOTICE 00000 table "nope2" does not exist, skipping; DROP TABLE`},
 		{"CREATE TABLE t (a int); CREATE TABLE IF NOT EXISTS t (a int)", `CREATE TABLE; NOTICE 42P07 relation "t" already exists, skipping; CREATE TABLE`},
+		// client_min_messages filters them.
+		{"SET client_min_messages = warning; DROP TABLE IF EXISTS nope; COMMIT", "SET; DROP TABLE; WARNING 25P01 there is no transaction in progress; COMMIT"},
+		{"SET client_min_messages = error; COMMIT", "SET; COMMIT"},
+		{"SET client_min_messages = debug1; DROP TABLE IF EXISTS nope", `SET; NOTICE 00000 table "nope" does not exist, skipping; DROP TABLE`},
 	} {
 		if got := runReport(t, s, tc.q); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.q, got, tc.want)

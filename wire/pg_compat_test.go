@@ -201,6 +201,9 @@ func TestCommandTagsMatchPostgres15(t *testing.T) {
 		"CREATE TABLE IF NOT EXISTS tags (a int)",
 		"CREATE TABLE IF NOT EXISTS tags (a int)",
 		"DROP TABLE tags",
+		"SET client_min_messages = warning; DROP TABLE IF EXISTS nope; COMMIT",
+		"SET client_min_messages = error; COMMIT",
+		"RESET client_min_messages",
 		// Settings: tags, errors and ParameterStatus reports.
 		"SET search_path = public",
 		"SET search_path TO a, \"B\", 'c,d'; SHOW search_path",
