@@ -93,3 +93,35 @@ func TestPushFilterIntoJoin(t *testing.T) {
 		t.Errorf("a right-side condition moved below a left join")
 	}
 }
+
+func TestPruneJoinColumns(t *testing.T) {
+	scan := func(id uint64) *plan.Scan {
+		return &plan.Scan{Table: &storage.TableDesc{ID: id, Name: "t", Columns: []storage.ColumnDesc{
+			{Name: "id", Type: types.TypInt4}, {Name: "img", Type: types.TensorOf(types.DTUint8, 224, 224, 3)},
+			{Name: "label", Type: types.TypText},
+		}}, Cols: []int{0, 1, 2}}
+	}
+	col := func(i int, typ types.Type) *plan.ColRef { return &plan.ColRef{Idx: i, Typ: typ} }
+	// SELECT r.label FROM l JOIN r ON l.id = r.id WHERE l.label <> 'x'
+	on := &plan.Call{Op: plan.OpEq, Args: []plan.Expr{col(0, types.TypInt4), col(3, types.TypInt4)}, Typ: types.TypBool}
+	where := &plan.Call{Op: plan.OpNe, Args: []plan.Expr{col(2, types.TypText), plan.StringConst(types.TypText, "x")}, Typ: types.TypBool}
+	n := &plan.Project{
+		Input: &plan.Filter{Input: &plan.Join{Kind: plan.JoinLeft, Left: scan(1), Right: scan(2), On: on}, Pred: where},
+		Exprs: []plan.Expr{col(5, types.TypText)}, Names: []string{"label"},
+	}
+	p := Optimize(n).(*plan.Project)
+	j := p.Input.(*plan.Join)
+	l, r := j.Left.(*plan.Scan), j.Right.(*plan.Scan)
+	if len(l.Cols) != 2 || l.Cols[0] != 0 || l.Cols[1] != 2 {
+		t.Errorf("left scan reads %v, want [0 2]", l.Cols)
+	}
+	if len(r.Cols) != 2 || r.Cols[0] != 0 || r.Cols[1] != 2 {
+		t.Errorf("right scan reads %v, want [0 2]", r.Cols)
+	}
+	if got := p.Exprs[0].(*plan.ColRef).Idx; got != 3 {
+		t.Errorf("projection reads #%d, want #3", got)
+	}
+	if k := j.RightKeys[0].(*plan.ColRef).Idx; k != 0 {
+		t.Errorf("right key #%d, want #0", k)
+	}
+}

@@ -15,6 +15,7 @@ var rules = []rule{
 	{name: "hash join keys", apply: hashJoinKeys},
 	{name: "push filter into scan", apply: pushFilterIntoScan},
 	{name: "prune scan columns", apply: pruneScanColumns},
+	{name: "prune join columns", apply: pruneJoinColumns},
 }
 
 // Optimize returns the physical plan for n.
