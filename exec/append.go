@@ -106,3 +106,102 @@ func (s *seriesOp) Next() (*types.Batch, error) {
 }
 
 func (s *seriesOp) Close() {}
+
+// setOpOp is INTERSECT or EXCEPT [ALL]: the right input's rows are counted
+// by key, then left rows pass or not as they match, a batch at a time.
+type setOpOp struct {
+	n       *plan.SetOp
+	left    Operator
+	right   Operator
+	counts  map[string]int
+	emitted map[string]bool
+	key     []byte
+	rows    []int
+	sub     gatherer
+	built   bool
+}
+
+func newSetOp(env *Env, n *plan.SetOp) (Operator, error) {
+	l, err := Build(env, n.Left)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Build(env, n.Right)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return &setOpOp{n: n, left: l, right: r, counts: map[string]int{}, emitted: map[string]bool{}}, nil
+}
+
+func (s *setOpOp) rowKey(b *types.Batch, i int) []byte {
+	s.key = s.key[:0]
+	for _, c := range b.Cols {
+		s.key = appendKey(s.key, c, i)
+	}
+	return s.key
+}
+
+func (s *setOpOp) Next() (*types.Batch, error) {
+	if !s.built {
+		s.built = true
+		for {
+			b, err := s.right.Next()
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				break
+			}
+			for i := 0; i < b.Len(); i++ {
+				s.counts[string(s.rowKey(b, i))]++
+			}
+		}
+	}
+	for {
+		b, err := s.left.Next()
+		if err != nil || b == nil {
+			return nil, err
+		}
+		s.rows = s.rows[:0]
+		for i := 0; i < b.Len(); i++ {
+			k := s.rowKey(b, i)
+			n := s.counts[string(k)]
+			keep := false
+			switch {
+			case !s.n.Except && s.n.All:
+				if keep = n > 0; keep {
+					s.counts[string(k)] = n - 1
+				}
+			case !s.n.Except:
+				keep = n > 0 && !s.emitted[string(k)]
+			case s.n.All:
+				if n > 0 {
+					s.counts[string(k)] = n - 1
+				} else {
+					keep = true
+				}
+			default:
+				keep = n == 0 && !s.emitted[string(k)]
+			}
+			if keep {
+				if !s.n.All {
+					s.emitted[string(k)] = true
+				}
+				s.rows = append(s.rows, i)
+			}
+		}
+		switch len(s.rows) {
+		case 0:
+			continue
+		case b.Len():
+			return b, nil
+		}
+		return s.sub.gather(b, s.rows), nil
+	}
+}
+
+func (s *setOpOp) Close() {
+	s.left.Close()
+	s.right.Close()
+}

@@ -67,6 +67,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newJoin(env, n)
 	case *plan.Append:
 		return newAppend(env, n)
+	case *plan.SetOp:
+		return newSetOp(env, n)
 	case *plan.Series:
 		return newSeries(env, n)
 	case *plan.ProjectSet:

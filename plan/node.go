@@ -99,6 +99,14 @@ type ProjectSet struct {
 	SRFs  []SRF
 }
 
+// SetOp is INTERSECT or EXCEPT [ALL] of two inputs with the same column
+// types; rows compare as in DISTINCT (NULLs equal).
+type SetOp struct {
+	Except      bool // EXCEPT; INTERSECT otherwise
+	All         bool
+	Left, Right Node
+}
+
 // Append returns the rows of each input in turn (UNION ALL); the inputs
 // have the same column types.
 type Append struct {
@@ -230,6 +238,8 @@ func (n *ProjectSet) Columns() []Column {
 func (n *Series) Columns() []Column {
 	return []Column{{Name: n.Name, Type: n.Typ, Ordinal: -1}}
 }
+
+func (n *SetOp) Columns() []Column { return (&Append{Inputs: []Node{n.Left}}).Columns() }
 
 func (n *Append) Columns() []Column {
 	in := n.Inputs[0].Columns()

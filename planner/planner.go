@@ -71,6 +71,11 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c := *n
 		c.Input = fn(n.Input)
 		return &c
+	case *plan.SetOp:
+		c := *n
+		c.Left = fn(n.Left)
+		c.Right = fn(n.Right)
+		return &c
 	case *plan.Append:
 		c := *n
 		c.Inputs = make([]plan.Node, len(n.Inputs))

@@ -408,7 +408,7 @@ func bindSetOp(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 	}
 	lc, rc := l.Columns(), r.Columns()
 	if len(lc) != len(rc) {
-		return nil, pgerror.New(pgerror.SyntaxError, "each UNION query must have the same number of columns")
+		return nil, pgerror.Newf(pgerror.SyntaxError, "each %s query must have the same number of columns", setOpName(s.SetOp))
 	}
 	lx := make([]plan.Expr, len(lc))
 	rx := make([]plan.Expr, len(rc))
@@ -417,7 +417,7 @@ func bindSetOp(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 	for i := range lc {
 		t, ok := commonType(lc[i].Type, rc[i].Type)
 		if !ok {
-			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "UNION types %s and %s cannot be matched", lc[i].Type, rc[i].Type)
+			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "%s types %s and %s cannot be matched", setOpName(s.SetOp), lc[i].Type, rc[i].Type)
 		}
 		names[i] = lc[i].Name
 		lx[i] = castExpr(&plan.ColRef{Idx: i, Typ: lc[i].Type, Name: lc[i].Name}, t)
@@ -432,12 +432,15 @@ func bindSetOp(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 		r = &plan.Project{Input: r, Exprs: rx, Names: names}
 	}
 	var node plan.Node = &plan.Append{Inputs: []plan.Node{l, r}}
+	if s.SetOp != SetUnion {
+		node = &plan.SetOp{Except: s.SetOp == SetExcept, All: s.SetAll, Left: l, Right: r}
+	}
 	cols := node.Columns()
 	refs := make([]plan.Expr, len(cols))
 	for i, c := range cols {
 		refs[i] = &plan.ColRef{Idx: i, Typ: c.Type, Name: names[i]}
 	}
-	if !s.SetAll {
+	if !s.SetAll && s.SetOp == SetUnion {
 		node = &plan.Project{Input: &plan.Aggregate{Input: node, GroupBy: refs}, Exprs: refs, Names: names}
 	}
 	var keys []plan.SortKey
@@ -539,4 +542,14 @@ func mergeType(t, u types.Type) (types.Type, bool) {
 		return t, true
 	}
 	return commonType(t, u)
+}
+
+func setOpName(k SetOpKind) string {
+	switch k {
+	case SetIntersect:
+		return "INTERSECT"
+	case SetExcept:
+		return "EXCEPT"
+	}
+	return "UNION"
 }

@@ -166,16 +166,19 @@ func sqlValueFunction(f *pg.SQLValueFunction) (Expr, error) {
 	return nil, unsupported("date and time functions")
 }
 
-// convertSetOp converts UNION [ALL] (INTERSECT and EXCEPT are not supported
-// yet) with the ORDER BY, LIMIT and OFFSET of the whole.
+// convertSetOp converts UNION, INTERSECT and EXCEPT [ALL] with the ORDER BY,
+// LIMIT and OFFSET of the whole.
 func convertSetOp(s *pg.SelectStmt) (*Select, error) {
-	if s.Op != pg.SetOperation_SETOP_UNION {
-		return nil, unsupported("INTERSECT and EXCEPT")
-	}
 	if s.WithClause != nil {
 		return nil, unsupported("WITH queries")
 	}
 	sel := &Select{SetOp: SetUnion, SetAll: s.All}
+	switch s.Op {
+	case pg.SetOperation_SETOP_INTERSECT:
+		sel.SetOp = SetIntersect
+	case pg.SetOperation_SETOP_EXCEPT:
+		sel.SetOp = SetExcept
+	}
 	var err error
 	if sel.Larg, err = convertSelect(s.Larg); err != nil {
 		return nil, err
