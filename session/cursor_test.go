@@ -1,6 +1,9 @@
 package session
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -49,4 +52,42 @@ func TestSQLCursors(t *testing.T) {
 	wantCode(t, s, `FETCH h`, pgerror.InvalidCursorName)
 	wantCode(t, s, `DEALLOCATE nope`, pgerror.InvalidSQLStatementName)
 	mustRun(t, s, `DEALLOCATE ALL`, "DEALLOCATE ALL")
+}
+
+// TestDeclareCursorParams checks a DECLARE prepared over the extended
+// protocol with a parameter in its query, as pgx sends it: Parse without
+// types must describe $1 with the type its use gives it, so that the
+// client sends a value for it, and the cursor reads with that value.
+func TestDeclareCursorParams(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE t (id int, v text)", "")
+	mustRun(t, s, "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')", "")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	ps, err := s.Prepare("", "DECLARE c CURSOR FOR SELECT id, v FROM t WHERE id > $1 ORDER BY id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ps.ParamOIDs(), []uint32{23}; !slices.Equal(got, want) {
+		t.Fatalf("DECLARE ... $1: parameter OIDs %v, want %v (int4)", got, want)
+	}
+	if ps.Columns() != nil {
+		t.Fatalf("DECLARE has result columns %v", ps.Columns())
+	}
+	if _, err := s.Bind("", "", nil, [][]byte{[]byte("2")}); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	if _, err := s.Execute(context.Background(), "", 0, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.out, "; "); got != "DECLARE CURSOR" {
+		t.Fatalf("DECLARE: %s", got)
+	}
+	mustRun(t, s, "FETCH 2 FROM c", "columns id:integer,v:text; 3|c; 4|d; FETCH 2")
+	mustRun(t, s, "FETCH 2 FROM c", "columns id:integer,v:text; 5|e; FETCH 1")
+	mustRun(t, s, "COMMIT", "COMMIT")
+	// The query is bound at Parse, as PostgreSQL analyzes it there.
+	if _, err := s.Prepare("", "DECLARE d CURSOR FOR SELECT * FROM missing WHERE id > $1", nil); pgerror.GetCode(err) != pgerror.UndefinedTable {
+		t.Fatalf("DECLARE over a missing table: %v, want 42P01", err)
+	}
 }

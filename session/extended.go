@@ -203,6 +203,15 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 			return p.cols, nil
 		}
 		return nil, nil
+	case *sql.DeclareCursor:
+		// DECLARE returns no rows, but its query's parameters take their
+		// types from the query, as in PostgreSQL: pgx prepares
+		// DECLARE c CURSOR FOR ... WHERE n > $1 and sends as many values
+		// as ParameterDescription lists.
+		if _, err := sql.BindSelect(cat, st.Query); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	default:
 		return nil, nil
 	}
