@@ -36,6 +36,7 @@ var steps = []string{
 	"create",   // create the client's tables (a vector and tensor columns among them)
 	"insert",   // insert rows with parameters
 	"select",   // read them back, in binary format where the client can
+	"cursor",   // read 1000+ rows in pieces: row-limited Execute or DECLARE/FETCH
 	"copy_in",  // COPY ... FROM STDIN, then check the rows
 	"copy_out", // COPY ... TO STDOUT, checked byte for byte or value for value
 	"catalog",  // list the client's table and its columns from the catalog
@@ -259,7 +260,7 @@ func runSQLAlchemy(t *testing.T, tg target) map[string]string {
 
 func runNode(t *testing.T, tg target) map[string]string {
 	node := needTool(t, "node", "nodejs")
-	for _, mod := range []string{"pg", "pg-copy-streams"} {
+	for _, mod := range []string{"pg", "pg-copy-streams", "pg-cursor"} {
 		if _, err := os.Stat(filepath.Join("node", "node_modules", mod, "package.json")); err != nil {
 			t.Fatalf("node/node_modules/%s is missing: run npm ci in test/clients/node (scripts/test.sh does)", mod)
 		}

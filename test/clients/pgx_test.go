@@ -23,6 +23,7 @@ import (
 const (
 	pgxItems = "pgx_items"
 	pgxCopy  = "pgx_copy"
+	pgxSeq   = "pgx_seq"
 )
 
 // item is one row of a client's items or copy table; nil pointers and
@@ -147,6 +148,22 @@ func runPgx(t *testing.T, tg target) map[string]string {
 			}
 			return compareItems(got, pgxRows)
 		}),
+		"cursor": step(func() error {
+			for _, q := range []string{"DROP TABLE IF EXISTS " + pgxSeq, seqDDL(pgxSeq)} {
+				if _, err := conn.Exec(ctx, q); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			// One pipeline of Bind/Execute per row.
+			batch := &pgx.Batch{}
+			for n := 1; n <= seqRows; n++ {
+				batch.Queue("INSERT INTO "+pgxSeq+" VALUES ($1, $2)", n, fmt.Sprintf("row %d", n))
+			}
+			if err := conn.SendBatch(ctx, batch).Close(); err != nil {
+				return fmt.Errorf("insert batch: %w", err)
+			}
+			return pgxCursor(ctx, conn)
+		}),
 		"copy_in": step(func() error {
 			// Text format through PgConn, the rows 10-12 of pgxCopyRows.
 			tag, err := conn.PgConn().CopyFrom(ctx, strings.NewReader(copyInText), "COPY "+pgxCopy+" FROM STDIN")
@@ -269,6 +286,69 @@ func runPgx(t *testing.T, tg target) map[string]string {
 			return nil
 		}),
 	})
+}
+
+// pgxCursor reads pgxSeq through SQL cursors in a transaction: DECLARE
+// with a parameter in its query (Parse/Bind over the extended protocol),
+// then FETCH 100 until no rows come, each FETCH prepared and described by
+// pgx's statement cache and read in binary; and a WITH HOLD cursor that is
+// read after COMMIT, with MOVE and FETCH ALL.
+func pgxCursor(ctx context.Context, conn *pgx.Conn) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "DECLARE c CURSOR FOR SELECT n, label FROM "+pgxSeq+" WHERE n > $1 ORDER BY n", 200); err != nil {
+		return fmt.Errorf("DECLARE: %w", err)
+	}
+	var got []seqRow
+	for {
+		rows, err := tx.Query(ctx, "FETCH 100 FROM c")
+		if err != nil {
+			return fmt.Errorf("FETCH: %w", err)
+		}
+		batch, err := pgx.CollectRows(rows, pgx.RowToStructByPos[seqRow])
+		if err != nil {
+			return fmt.Errorf("FETCH: %w", err)
+		}
+		if rows.CommandTag().String() != fmt.Sprintf("FETCH %d", len(batch)) {
+			return fmt.Errorf("FETCH: command tag %q after %d rows", rows.CommandTag(), len(batch))
+		}
+		if len(batch) == 0 {
+			break
+		}
+		got = append(got, batch...)
+	}
+	if err := expectSeq("DECLARE $1 / FETCH 100", got, 201, seqRows); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "CLOSE c"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DECLARE h CURSOR WITH HOLD FOR SELECT n, label FROM "+pgxSeq+" WHERE n > $1 ORDER BY n", 0); err != nil {
+		return fmt.Errorf("DECLARE WITH HOLD: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	tag, err := conn.Exec(ctx, "MOVE 100 IN h")
+	if err != nil || tag.String() != "MOVE 100" {
+		return fmt.Errorf("MOVE 100 after COMMIT: %q, %v", tag, err)
+	}
+	rows, err := conn.Query(ctx, "FETCH ALL FROM h")
+	if err != nil {
+		return fmt.Errorf("FETCH ALL after COMMIT: %w", err)
+	}
+	got, err = pgx.CollectRows(rows, pgx.RowToStructByPos[seqRow])
+	if err != nil {
+		return fmt.Errorf("FETCH ALL after COMMIT: %w", err)
+	}
+	if err := expectSeq("WITH HOLD, MOVE 100, FETCH ALL", got, 101, seqRows); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "CLOSE h")
+	return err
 }
 
 // keepCanceling sends a CancelRequest for conn 0.5 s from now and every

@@ -17,6 +17,7 @@ import (
 const (
 	psqlItems = "psql_items"
 	psqlCopy  = "psql_copy"
+	psqlSeq   = "psql_seq"
 
 	// copyOutCSV is copyInText's rows as COPY ... TO STDOUT (FORMAT csv)
 	// writes them; in text format they come back as copyInText.
@@ -34,6 +35,34 @@ func copyInData(first int) string {
 	return fmt.Sprintf("%d\tbeta\t-0.5\t\\\\x0102\t[1,2,3]\t{0,0.5,1}\t{{0,1},{2,3}}\n", first) +
 		fmt.Sprintf("%d\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\n", first+1) +
 		fmt.Sprintf("%d\tgamma\\tdelta\t1e+20\t\\\\x\t[-1,0,1]\t{3,2,1}\t{{255,0},{0,255}}\n", first+2)
+}
+
+// seqRows is how many rows the cursor step's table holds: (n, 'row n')
+// for n from 1, enough for a dozen fetches of 100.
+const seqRows = 1200
+
+func seqDDL(name string) string {
+	return "CREATE TABLE " + name + " (n int PRIMARY KEY, label text)"
+}
+
+// seqRow is a row of the cursor step's table.
+type seqRow struct {
+	N     int32
+	Label string
+}
+
+// expectSeq checks that got is the rows first..last of the cursor step's
+// table, each once and in order.
+func expectSeq(what string, got []seqRow, first, last int) error {
+	for i, r := range got {
+		if want := (seqRow{int32(first + i), fmt.Sprintf("row %d", first+i)}); r != want {
+			return fmt.Errorf("%s: row %d is %v, want %v", what, i, r, want)
+		}
+	}
+	if len(got) != last-first+1 {
+		return fmt.Errorf("%s: %d rows, want %d (%d..%d)", what, len(got), last-first+1, first, last)
+	}
+	return nil
 }
 
 func tableDDL(tg target, name string) string {
@@ -55,6 +84,18 @@ func psql(tg target, script string, args ...string) (string, error) {
 		return stdout.String(), fmt.Errorf("psql: %v: %s", err, stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// firstDiffLine returns the 1-based number of the first line where a and
+// b differ.
+func firstDiffLine(a, b string) int {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return i + 1
+		}
+	}
+	return min(len(al), len(bl)) + 1
 }
 
 func expectOutput(what, got, want string) error {
@@ -103,6 +144,37 @@ SELECT count(*) FROM %[1]s;
 			}
 			return expectOutput("SELECT *", out,
 				"1|alpha 'quoted' é|1.5|\\x00ff10|[0.5,1,2]|{1.5,-2,0.25}|{{1,2},{3,255}}\n2|<null>|<null>|<null>|<null>|<null>|<null>\n")
+		},
+		"cursor": func() error {
+			var values []string
+			for n := 1; n <= seqRows; n++ {
+				values = append(values, fmt.Sprintf("(%d, 'row %d')", n, n))
+			}
+			if _, err := psql(tg, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s;\n%[2]s;\nINSERT INTO %[1]s VALUES %[3]s;\n",
+				psqlSeq, seqDDL(psqlSeq), strings.Join(values, ", "))); err != nil {
+				return err
+			}
+			// With FETCH_COUNT psql reads a SELECT through a cursor:
+			// BEGIN (outside a transaction block), DECLARE _psql_cursor NO
+			// SCROLL CURSOR FOR ..., FETCH FORWARD 100 until a short
+			// batch, CLOSE, COMMIT.
+			query := fmt.Sprintf("SELECT n, label FROM %s WHERE n > :after ORDER BY n;\n", psqlSeq)
+			out, err := psql(tg, "\\set FETCH_COUNT 100\n"+query+"BEGIN;\n"+query+"COMMIT;\nSELECT 5;\n", "-v", "after=200")
+			if err != nil {
+				return err
+			}
+			var want strings.Builder
+			for range 2 {
+				for n := 201; n <= seqRows; n++ {
+					fmt.Fprintf(&want, "%d|row %d\n", n, n)
+				}
+			}
+			want.WriteString("5\n")
+			if out != want.String() {
+				return fmt.Errorf("FETCH_COUNT 100: %d lines, want %d; first difference at line %d",
+					strings.Count(out, "\n"), strings.Count(want.String(), "\n"), firstDiffLine(out, want.String()))
+			}
+			return nil
 		},
 		"copy_in": func() error {
 			// COPY FROM STDIN with the data inline in the script, and

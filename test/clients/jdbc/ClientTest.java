@@ -35,6 +35,8 @@ import org.postgresql.copy.CopyManager;
 public class ClientTest {
     static final String ITEMS = "jdbc_items";
     static final String COPY = "jdbc_copy";
+    static final String SEQ = "jdbc_seq";
+    static final int SEQ_ROWS = 1200;
     static final String COLUMNS = "id, name, score, payload, embedding, weights, pixels";
     static final boolean POSTGRES = "postgres".equals(System.getenv("CLIENT_TARGET"));
 
@@ -160,6 +162,19 @@ public class ClientTest {
         throw new AssertionError(what + ": no error, want SQLState " + want);
     }
 
+    /**
+     * Reads a result set to its end and checks that it holds the rows
+     * first..SEQ_ROWS of the seq table, each once and in order.
+     */
+    static void expectSeq(String what, ResultSet rs, int first) throws SQLException {
+        int n = first;
+        while (rs.next()) {
+            expect(what + ": row " + (n - first), List.of(rs.getInt(1), rs.getString(2)), List.of(n, "row " + n));
+            n++;
+        }
+        expect(what + ": rows", n - first, SEQ_ROWS - first + 1);
+    }
+
     public static void main(String[] args) {
         Object[][] steps = {
             {"connect", (Step) () -> {
@@ -216,6 +231,57 @@ public class ClientTest {
                     // The driver asks for binary where it can decode the
                     // type: not text and not vector.
                     expect("result formats", lastFormats, List.of(1, 0, 1, 1, 0, 1, 1));
+                }
+            }},
+            {"cursor", (Step) () -> {
+                try (Connection conn = connect()) {
+                    try (Statement st = conn.createStatement()) {
+                        st.execute("DROP TABLE IF EXISTS " + SEQ);
+                        st.execute("CREATE TABLE " + SEQ + " (n int PRIMARY KEY, label text)");
+                    }
+                    try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + SEQ + " VALUES (?, ?)")) {
+                        for (int n = 1; n <= SEQ_ROWS; n++) {
+                            ps.setInt(1, n);
+                            ps.setString(2, "row " + n);
+                            ps.addBatch();
+                        }
+                        expect("batch rows", ps.executeBatch().length, SEQ_ROWS);
+                    }
+                    // Outside autocommit, a fetch size makes the driver bind
+                    // a named portal and send Execute with a row limit of 50;
+                    // the server answers PortalSuspended until the last rows.
+                    conn.setAutoCommit(false);
+                    try (Statement st = conn.createStatement()) {
+                        st.setFetchSize(50);
+                        try (ResultSet rs = st.executeQuery("SELECT n, label FROM " + SEQ + " ORDER BY n")) {
+                            expectSeq("Statement, fetch size 50", rs, 1);
+                        }
+                    }
+                    try (PreparedStatement ps = conn.prepareStatement("SELECT n, label FROM " + SEQ + " WHERE n > ? ORDER BY n")) {
+                        ps.setFetchSize(50);
+                        ps.setInt(1, 200);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            expectSeq("PreparedStatement, fetch size 50", rs, 201);
+                        }
+                        // Twice more on the same statement, the second
+                        // closed after a few rows.
+                        ps.setInt(1, 0);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            expectSeq("PreparedStatement again", rs, 1);
+                        }
+                        try (ResultSet rs = ps.executeQuery()) {
+                            for (int n = 1; n <= 75; n++) {
+                                rs.next();
+                                expect("closed early: row " + n, rs.getInt(1), n);
+                            }
+                        }
+                    }
+                    conn.commit();
+                    conn.setAutoCommit(true);
+                    try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT 5")) {
+                        rs.next();
+                        expect("after the cursors", rs.getInt(1), 5);
+                    }
                 }
             }},
             {"copy_in", (Step) () -> {

@@ -1,4 +1,4 @@
-// node-postgres (npm pg) with pg-copy-streams. Each step prints "ok <step>"
+// node-postgres (npm pg) with pg-copy-streams and pg-cursor. Each step prints "ok <step>"
 // or "FAIL <step>: <why>"; the exit status is 1 when a step failed.
 // Connection settings come from the libpq environment (PGHOST, PGPORT,
 // PGUSER, PGDATABASE), which pg reads too; CLIENT_TARGET=postgres declares
@@ -16,10 +16,13 @@ const { pipeline } = require('node:stream/promises')
 const { Readable, Writable } = require('node:stream')
 const pg = require('pg')
 const { from: copyFrom, to: copyTo } = require('pg-copy-streams')
+const Cursor = require('pg-cursor')
 
 const target = process.env.CLIENT_TARGET || 'deeplaked'
 const itemsTable = 'node_items'
 const copyTable = 'node_copy'
+const seqTable = 'node_seq'
+const seqRows = 1200
 const columns = ['id', 'name', 'score', 'payload', 'embedding', 'weights', 'pixels']
 
 function tableDDL(name) {
@@ -57,6 +60,35 @@ function parseVector(s) {
 // arrays it knows (real[], smallint[]); vector arrives as its text.
 function asValues(r) {
   return [r.id, r.name, r.score, r.payload, parseVector(r.embedding), r.weights, r.pixels]
+}
+
+// expectSeq checks that rows are the seq table's rows first..last, each
+// once and in order.
+function expectSeq(what, rows, first, last = seqRows) {
+  for (let i = 0; i < rows.length; i++) {
+    const n = first + i
+    assert.deepEqual(rows[i], { n, label: `row ${n}` }, `${what}: row ${i}`)
+  }
+  assert.equal(rows.length, last - first + 1, `${what}: row count`)
+}
+
+// readCursor reads a pg-cursor to its end, size rows at a time: each read
+// is an Execute with a row limit, answered with PortalSuspended until the
+// last one.
+async function readCursor(client, text, values, size) {
+  const cursor = client.query(new Cursor(text, values))
+  const rows = []
+  try {
+    for (;;) {
+      const batch = await cursor.read(size)
+      assert.ok(batch.length <= size, `read(${size}) returned ${batch.length} rows`)
+      if (batch.length === 0) break
+      rows.push(...batch)
+    }
+  } finally {
+    await cursor.close()
+  }
+  return rows
 }
 
 async function withClient(fn) {
@@ -104,6 +136,34 @@ const steps = [
     const bin = await client.query({ text: `SELECT id FROM ${itemsTable} WHERE id <= $1 ORDER BY id`, values: [2], binary: true })
     assert.equal(bin.fields[0].format, 'binary')
     assert.deepEqual(bin.rows, [{ id: 1 }, { id: 2 }])
+  })],
+
+  ['cursor', () => withClient(async (client) => {
+    await client.query(`DROP TABLE IF EXISTS ${seqTable}`)
+    await client.query(`CREATE TABLE ${seqTable} (n int PRIMARY KEY, label text)`)
+    for (let first = 1; first <= seqRows; first += 200) {
+      const values = []
+      const params = []
+      for (let n = first; n < first + 200; n++) {
+        params.push(`($${values.length + 1}, $${values.length + 2})`)
+        values.push(n, `row ${n}`)
+      }
+      await client.query(`INSERT INTO ${seqTable} VALUES ${params.join(', ')}`, values)
+    }
+    const text = `SELECT n, label FROM ${seqTable} WHERE n > $1 ORDER BY n`
+    // Outside a transaction block: pg-cursor sends Flush, not Sync,
+    // between its reads, so the portal lives in the implicit transaction.
+    expectSeq('cursor, read(100)', await readCursor(client, text, [0], 100), 1)
+    // Inside one, with a read size that does not divide the row count.
+    await client.query('BEGIN')
+    expectSeq('cursor in BEGIN, read(77)', await readCursor(client, text, [200], 77), 201)
+    await client.query('COMMIT')
+    // A cursor closed before its end leaves the connection usable.
+    const cursor = client.query(new Cursor(text, [0]))
+    expectSeq('cursor closed early, read(10)', await cursor.read(10), 1, 10)
+    await cursor.close()
+    const res = await client.query('SELECT $1::int AS n', [5])
+    assert.deepEqual(res.rows, [{ n: 5 }])
   })],
 
   ['copy_in', () => withClient(async (client) => {

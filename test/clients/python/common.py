@@ -15,7 +15,7 @@ import traceback
 
 TARGET = os.environ.get("CLIENT_TARGET", "deeplaked")
 
-STEPS = ["connect", "create", "insert", "select", "copy_in", "copy_out", "catalog", "sqlstate", "cancel"]
+STEPS = ["connect", "create", "insert", "select", "cursor", "copy_in", "copy_out", "catalog", "sqlstate", "cancel"]
 
 
 def table_ddl(name):
@@ -25,6 +25,30 @@ def table_ddl(name):
         weights, pixels = "float32[3]", "uint8[2][2]"
     return (f"CREATE TABLE {name} (id int PRIMARY KEY, name text, score float8, payload bytea, "
             f"embedding vector(3), weights {weights}, pixels {pixels})")
+
+
+# The cursor step's table: SEQ_ROWS rows (n, 'row n'), read in pieces.
+SEQ_ROWS = 1200
+
+
+def seq_ddl(name):
+    return f"CREATE TABLE {name} (n int PRIMARY KEY, label text)"
+
+
+def seq_rows(first=1, last=SEQ_ROWS):
+    return [(n, f"row {n}") for n in range(first, last + 1)]
+
+
+def expect_seq(what, got, first, last=SEQ_ROWS):
+    """Checks that got is the rows first..last of the cursor step's
+    table, each once and in order."""
+    got = [tuple(r) for r in got]
+    want = seq_rows(first, last)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            raise AssertionError(f"{what}: row {i} is {g!r}, want {w!r}")
+    if len(got) != len(want):
+        raise AssertionError(f"{what}: {len(got)} rows, want {len(want)} ({first}..{last})")
 
 
 COLUMNS = ["id", "name", "score", "payload", "embedding", "weights", "pixels"]

@@ -8,12 +8,14 @@ import time
 import psycopg2
 import psycopg2.errorcodes
 import psycopg2.extensions
+import psycopg2.extras
 
-from common import (Canceller, COLUMNS, COPY_ROWS, COPY_CSV, COPY_TEXT, ITEMS, expect, expect_rows,
-                    parse_vector_text, run, table_ddl)
+from common import (Canceller, COLUMNS, COPY_ROWS, COPY_CSV, COPY_TEXT, ITEMS, SEQ_ROWS, expect, expect_rows, expect_seq,
+                    parse_vector_text, run, seq_ddl, seq_rows, table_ddl)
 
 ITEMS_TABLE = "psycopg2_items"
 COPY_TABLE = "psycopg2_copy"
+SEQ_TABLE = "psycopg2_seq"
 
 
 def connect():
@@ -74,6 +76,45 @@ def step_select():
         cur = conn.cursor()
         cur.execute(f"SELECT {', '.join(COLUMNS)} FROM {ITEMS_TABLE} WHERE id <= %(max)s ORDER BY id", {"max": 2})
         expect_rows("SELECT", [as_python(r) for r in cur.fetchall()], ITEMS)
+    finally:
+        conn.close()
+
+
+def step_cursor():
+    conn = connect()
+    try:
+        cur = conn.cursor()
+        cur.execute(f"DROP TABLE IF EXISTS {SEQ_TABLE}")
+        cur.execute(seq_ddl(SEQ_TABLE))
+        psycopg2.extras.execute_values(cur, f"INSERT INTO {SEQ_TABLE} VALUES %s", seq_rows(), page_size=500)
+        query = f"SELECT n, label FROM {SEQ_TABLE} WHERE n > %s ORDER BY n"
+        # A named cursor is DECLARE "c1" CURSOR WITHOUT HOLD FOR ..., then
+        # FETCH FORWARD itersize FROM "c1" until a short batch, then CLOSE,
+        # in the transaction psycopg2 opens outside autocommit.
+        conn.autocommit = False
+        with conn.cursor(name="c1") as named:
+            named.itersize = 100
+            named.execute(query, (0,))
+            expect_seq("named cursor, itersize 100", list(named), 1)
+        with conn.cursor(name="c2") as named:
+            named.execute(query, (200,))
+            got = []
+            while batch := named.fetchmany(250):
+                got += batch
+            expect_seq("named cursor, fetchmany(250)", got, 201)
+        conn.commit()
+        # WITH HOLD: the cursor outlives the transaction that declared it.
+        named = conn.cursor(name="c3", withhold=True)
+        named.itersize = 100
+        named.execute(query, (SEQ_ROWS - 1000,))
+        first = named.fetchone()
+        conn.commit()
+        expect_seq("WITH HOLD cursor across COMMIT", [first] + list(named), SEQ_ROWS - 999)
+        named.close()
+        conn.commit()
+        conn.autocommit = True
+        cur.execute("SELECT %s", (5,))
+        expect("after the cursors", cur.fetchone(), (5,))
     finally:
         conn.close()
 
@@ -185,6 +226,7 @@ run([
     ("create", step_create),
     ("insert", step_insert),
     ("select", step_select),
+    ("cursor", step_cursor),
     ("copy_in", step_copy_in),
     ("copy_out", step_copy_out),
     ("catalog", step_catalog),

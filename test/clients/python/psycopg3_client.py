@@ -10,11 +10,12 @@ from psycopg import errors
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from common import (Canceller, COLUMNS, COPY_ROWS, COPY_TEXT, ITEMS, expect, expect_rows,
-                    parse_vector_binary, parse_vector_text, run, table_ddl)
+from common import (Canceller, COLUMNS, COPY_ROWS, COPY_TEXT, ITEMS, SEQ_ROWS, expect, expect_rows, expect_seq,
+                    parse_vector_binary, parse_vector_text, run, seq_ddl, seq_rows, table_ddl)
 
 ITEMS_TABLE = "psycopg3_items"
 COPY_TABLE = "psycopg3_copy"
+SEQ_TABLE = "psycopg3_seq"
 
 
 def connect():
@@ -70,6 +71,38 @@ def step_select():
         rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM {ITEMS_TABLE} WHERE name = %s", [ITEMS[0][1]]).fetchall()
         r = rows[0]
         expect_rows("text SELECT", [(r[0], r[1], r[2], bytes(r[3]), parse_vector_text(r[4]), r[5], r[6])], ITEMS[:1])
+
+
+def step_cursor():
+    with connect() as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {SEQ_TABLE}")
+        conn.execute(seq_ddl(SEQ_TABLE))
+        conn.cursor().executemany(f"INSERT INTO {SEQ_TABLE} VALUES (%s, %s)", seq_rows())
+        query = f"SELECT n, label FROM {SEQ_TABLE} WHERE n > %s ORDER BY n"
+        # A server-side cursor: DECLARE "c" CURSOR FOR ... with the
+        # parameter bound over the extended protocol, Describe of the portal
+        # "c", then FETCH FORWARD itersize FROM "c" until a short batch.
+        with conn.transaction():
+            with conn.cursor(name="c") as cur:
+                cur.itersize = 100
+                cur.execute(query, [0])
+                expect_seq("server-side cursor, itersize 100", list(cur), 1)
+            # In binary: the FETCHes ask for binary results.
+            with conn.cursor(name="c_binary", binary=True) as cur:
+                cur.execute(query, [200])
+                got = []
+                while batch := cur.fetchmany(300):
+                    got += batch
+                expect_seq("binary server-side cursor, fetchmany(300)", got, 201)
+        # WITH HOLD works outside a transaction block.
+        with conn.cursor(name="c_hold", withhold=True) as cur:
+            cur.itersize = 100
+            cur.execute(query, [SEQ_ROWS - 1000])
+            expect_seq("WITH HOLD cursor", list(cur), SEQ_ROWS - 999)
+        # stream() reads the rows one by one as they arrive.
+        with conn.cursor() as cur:
+            expect_seq("stream", list(cur.stream(query, [0])), 1)
+        expect("after the cursors", conn.execute("SELECT %s::int", [5]).fetchone(), (5,))
 
 
 def vector_dumper(oid):
@@ -182,6 +215,7 @@ run([
     ("create", step_create),
     ("insert", step_insert),
     ("select", step_select),
+    ("cursor", step_cursor),
     ("copy_in", step_copy_in),
     ("copy_out", step_copy_out),
     ("catalog", step_catalog),

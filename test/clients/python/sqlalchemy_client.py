@@ -14,10 +14,12 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.compiler import compiles
 
-from common import Canceller, COLUMNS, COPY_CSV, COPY_ROWS, ITEMS, TARGET, expect, expect_rows, parse_vector_text, run
+from common import (Canceller, COLUMNS, COPY_CSV, COPY_ROWS, ITEMS, SEQ_ROWS, TARGET, expect, expect_rows, expect_seq,
+                    parse_vector_text, run, seq_rows)
 
 ITEMS_TABLE = "sqlalchemy_items"
 COPY_TABLE = "sqlalchemy_copy"
+SEQ_TABLE = "sqlalchemy_seq"
 
 
 class Vector(sa.types.UserDefinedType):
@@ -69,6 +71,9 @@ def table(metadata, name):
 metadata = sa.MetaData()
 items = table(metadata, ITEMS_TABLE)
 copy_table = table(metadata, COPY_TABLE)
+seq = sa.Table(SEQ_TABLE, sa.MetaData(),
+               sa.Column("n", sa.Integer, primary_key=True, autoincrement=False),
+               sa.Column("label", sa.Text))
 
 # The libpq environment (PGHOST...) names the server.
 engine = sa.create_engine("postgresql+psycopg2://", future=True)
@@ -115,6 +120,35 @@ def step_select():
         expect("columns", list(df.columns), COLUMNS)
         expect("score dtype", str(df["score"].dtype), "float64")
         expect_rows("read_sql", frame_rows(df), ITEMS)
+
+
+def step_cursor():
+    with engine.begin() as conn:
+        seq.drop(conn, checkfirst=True)
+        seq.create(conn)
+        conn.execute(seq.insert(), [{"n": n, "label": label} for n, label in seq_rows()])
+    query = sa.select(seq.c.n, seq.c.label).where(seq.c.n > sa.bindparam("after")).order_by(seq.c.n)
+    with engine.connect() as conn:
+        # stream_results makes the psycopg2 dialect use a named cursor
+        # (DECLARE, FETCH FORWARD); yield_per(100) fetches 100 rows at a time.
+        streaming = conn.execution_options(stream_results=True)
+        result = streaming.execute(query, {"after": 0})
+        if result.cursor.name is None:
+            raise AssertionError("stream_results did not give a named cursor")
+        result = result.yield_per(100)
+        got = []
+        for partition in result.partitions():
+            if len(partition) > 100:
+                raise AssertionError(f"yield_per(100) gave a partition of {len(partition)} rows")
+            got += partition
+        expect_seq("stream_results, yield_per(100)", got, 1)
+        # pandas reads the streamed result 100 rows per DataFrame.
+        frames = list(pd.read_sql(query, streaming, params={"after": SEQ_ROWS - 1000}, chunksize=100))
+        expect("read_sql chunks", [len(df) for df in frames], [100] * 10)
+        expect_seq("read_sql, chunksize 100", [(int(n), label) for df in frames for n, label in df.itertuples(index=False)],
+                   SEQ_ROWS - 999)
+        conn.rollback()
+        expect("after the cursors", conn.execute(sa.text("SELECT 5")).scalar(), 5)
 
 
 def tensor_text(v):
@@ -223,6 +257,7 @@ run([
     ("create", step_create),
     ("insert", step_insert),
     ("select", step_select),
+    ("cursor", step_cursor),
     ("copy_in", step_copy_in),
     ("copy_out", step_copy_out),
     ("catalog", step_catalog),
