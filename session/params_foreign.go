@@ -310,4 +310,3 @@ func appendQuotedElem(dst, s []byte) []byte {
 	}
 	return append(dst, '"')
 }
-

@@ -125,7 +125,10 @@ func (c *conn) loop() {
 			return
 		}
 		keep := c.handle(msg)
-		if !c.setIdle() || !keep {
+		// NB: as PostgreSQL does, the answers to extended-protocol
+		// messages wait in the buffer for Sync or Flush, so a Bind,
+		// Execute, Sync round trip costs the client one read.
+		if !c.setIdle(!isExtended(msg)) || !keep {
 			return
 		}
 	}
@@ -144,10 +147,13 @@ func (c *conn) setBusy() bool {
 	return true
 }
 
-// setIdle flushes and marks the connection idle. If Shutdown came while it
-// was busy, it sends the admin-shutdown error and reports false.
-func (c *conn) setIdle() bool {
-	_ = c.flush()
+// setIdle flushes if asked to and marks the connection idle. If Shutdown
+// came while it was busy, it sends the admin-shutdown error and reports
+// false.
+func (c *conn) setIdle(flush bool) bool {
+	if flush {
+		_ = c.flush()
+	}
 	c.mu.Lock()
 	c.state = stateIdle
 	closing := c.closing
@@ -157,6 +163,16 @@ func (c *conn) setIdle() bool {
 		return false
 	}
 	return c.werr == nil
+}
+
+// isExtended reports whether msg is an extended-protocol message whose
+// answer waits for Sync or Flush.
+func isExtended(msg pgproto3.FrontendMessage) bool {
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
+		return true
+	}
+	return false
 }
 
 // errAdminShutdown is PostgreSQL's message for a connection ended by a

@@ -34,7 +34,7 @@ func (e realEngine) NewSession(info StartupInfo) (Session, error) {
 
 // startRealServer starts a server with real sessions over a fresh
 // in-memory database.
-func startRealServer(t *testing.T) *testServer {
+func startRealServer(t testing.TB) *testServer {
 	t.Helper()
 	db, err := storage.Open(storage.Options{InMemory: true})
 	if err != nil {
