@@ -24,6 +24,8 @@ type Env struct {
 	User     string
 	Database string
 	Setting  func(name string) (string, bool)
+	// Settings lists every run-time parameter (pg_settings).
+	Settings func() []SettingRow
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.
@@ -47,6 +49,11 @@ func (e *Env) canceled() error {
 		return pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
 	}
 	return nil
+}
+
+// SettingRow is one run-time parameter as pg_settings shows it.
+type SettingRow struct {
+	Name, Value, Desc, Context, Default string
 }
 
 // Operator produces batches. The batch returned by Next is borrowed: valid

@@ -170,15 +170,11 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"pg_catalog.pg_settings": func(env *Env, c *sysCatalog, r *sysRows) {
-		if env.Setting == nil {
+		if env.Settings == nil {
 			return
 		}
-		for _, name := range settingNames {
-			v, ok := env.Setting(name)
-			if !ok {
-				continue
-			}
-			r.row(name, v, nil, "", "", nil, "user", "string", "session", nil, nil, nil, v, v, nil, nil, false)
+		for _, p := range env.Settings() {
+			r.row(p.Name, p.Value, nil, "", p.Desc, nil, p.Context, "string", "session", nil, nil, nil, p.Default, p.Default, nil, nil, false)
 		}
 	},
 	"pg_catalog.pg_am": func(env *Env, c *sysCatalog, r *sysRows) {
@@ -299,18 +295,6 @@ func (e *Env) databaseName() string {
 		return "postgres"
 	}
 	return e.Database
-}
-
-// settingNames are the run-time parameters pg_settings lists (those the
-// session has a value for).
-var settingNames = []string{
-	"application_name", "bytea_output", "client_encoding", "client_min_messages", "DateStyle",
-	"default_transaction_isolation", "default_transaction_read_only", "extra_float_digits",
-	"idle_in_transaction_session_timeout", "integer_datetimes", "IntervalStyle", "is_superuser",
-	"lc_collate", "lc_ctype", "lc_messages", "lc_monetary", "lc_numeric", "lc_time", "lock_timeout",
-	"max_connections", "max_identifier_length", "search_path", "server_encoding", "server_version",
-	"server_version_num", "session_authorization", "standard_conforming_strings", "statement_timeout",
-	"TimeZone", "transaction_isolation", "transaction_read_only",
 }
 
 // procNames are the functions pg_proc lists: the catalog and session

@@ -315,7 +315,7 @@ func (s *Session) catalog() sql.Catalog {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
