@@ -40,6 +40,8 @@ type ScanStats struct {
 	// RangeReads and RangeBytes count byte-range reads of single rows.
 	RangeReads atomic.Int64
 	RangeBytes atomic.Int64
+	// PKLookups counts scans answered by a primary key lookup.
+	PKLookups atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,
@@ -70,6 +72,13 @@ type Scanner struct {
 	src     int
 	err     error
 	closed  bool
+
+	// pk is set for a scan answered by a primary key lookup: pkBatch and
+	// pkIDs hold its row, if any, until pkDone.
+	pk      bool
+	pkDone  bool
+	pkBatch *types.Batch
+	pkIDs   []uint64
 
 	// per-fragment state
 	frag     *fragment
@@ -121,6 +130,17 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 	}
 	s := newScanner(txn.db, t, opts)
 	s.txn = txn
+	if opts.AsOf == 0 {
+		// Equalities on the whole primary key: at most one row, read by
+		// its id.
+		if key, ok := pkLookupKey(t, opts.Preds); ok {
+			s.pk = true
+			if err := s.startPKScan(txn, key); err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+	}
 	r := pebble.Reader(txn.snap)
 	if opts.AsOf != 0 {
 		head, err := headVersion(r, t.ID)
@@ -236,6 +256,9 @@ func (s *Scanner) isDeletedFrom(pos *int, id uint64) bool {
 func (s *Scanner) Next() (*types.Batch, []uint64, error) {
 	if s.err != nil || s.closed {
 		return nil, nil, s.err
+	}
+	if s.pk {
+		return s.nextPK()
 	}
 	s.out.Reset()
 	s.ids = s.ids[:0]

@@ -1,0 +1,130 @@
+package storage
+
+import (
+	"context"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// pkScanIDs scans tbl for id = want through zone predicates, as exec
+// passes a pushed-down filter, and returns the (id, v) rows it yields.
+func pkScanIDs(t *testing.T, txn *Txn, tbl *TableDesc, want int64) [][2]int64 {
+	t.Helper()
+	val := types.NewVec(types.TypInt4, 1) // an int4 constant against a bigint key
+	val.AppendInt(want)
+	sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{0, 1}, Preds: []ZonePred{{Col: 0, Op: ZoneEq, Val: val}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var out [][2]int64
+	for {
+		b, _, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			return out
+		}
+		for i := 0; i < b.Len(); i++ {
+			out = append(out, [2]int64{b.Cols[0].Ints[i], b.Cols[1].Ints[i]})
+		}
+	}
+}
+
+func TestPrimaryKeyLookupScan(t *testing.T) {
+	db := openMem(t, 100)
+	tbl := createTable(t, db, &TableDesc{Name: "pk", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true}, {Name: "v", Type: types.TypInt8}}, PrimaryKey: []int{0}})
+	insert := func(txn *Txn, from, n int64) {
+		b := types.NewBatch([]types.Type{types.TypInt8, types.TypInt8}, int(n))
+		for i := from; i < from+n; i++ {
+			b.Cols[0].AppendInt(i)
+			b.Cols[1].AppendInt(i * 10)
+		}
+		if err := txn.Insert(tbl, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn := db.Begin()
+	insert(txn, 0, 1000)
+	// The txn's own rows, before commit.
+	if got := pkScanIDs(t, txn, tbl, 7); len(got) != 1 || got[0] != [2]int64{7, 70} {
+		t.Fatalf("own row 7: %v", got)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// Flushed into a fragment.
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := db.Stats().PKLookups.Load()
+	reader := db.Begin()
+	defer reader.Rollback()
+	for _, id := range []int64{0, 500, 999} {
+		if got := pkScanIDs(t, reader, tbl, id); len(got) != 1 || got[0] != [2]int64{id, id * 10} {
+			t.Fatalf("row %d: %v", id, got)
+		}
+	}
+	if got := pkScanIDs(t, reader, tbl, 1000); len(got) != 0 {
+		t.Fatalf("missing key: %v", got)
+	}
+	if n := db.Stats().PKLookups.Load() - before; n != 3 {
+		t.Fatalf("%d primary key lookups, want 3 (a missing key finds no row to fetch)", n)
+	}
+	// A delete and a re-insert in another txn: the reader's snapshot still
+	// sees the old row; the writer sees its own.
+	w := db.Begin()
+	sc, err := w.Scan(tbl, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	var rows *types.Batch
+	for {
+		b, bids, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			break
+		}
+		for i := 0; i < b.Len(); i++ {
+			if b.Cols[0].Ints[i] == 500 {
+				ids = append(ids, bids[i])
+				rows = types.NewBatch([]types.Type{types.TypInt8, types.TypInt8}, 1)
+				rows.Cols[0].AppendInt(500)
+				rows.Cols[1].AppendInt(5000)
+			}
+		}
+	}
+	sc.Close()
+	if err := w.DeleteRows(tbl, ids, rows); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkScanIDs(t, w, tbl, 500); len(got) != 0 {
+		t.Fatalf("deleted own row: %v", got)
+	}
+	b := types.NewBatch([]types.Type{types.TypInt8, types.TypInt8}, 1)
+	b.Cols[0].AppendInt(500)
+	b.Cols[1].AppendInt(-1)
+	if err := w.Insert(tbl, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkScanIDs(t, w, tbl, 500); len(got) != 1 || got[0][1] != -1 {
+		t.Fatalf("re-inserted own row: %v", got)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkScanIDs(t, reader, tbl, 500); len(got) != 1 || got[0][1] != 5000 {
+		t.Fatalf("reader's snapshot after the writer's commit: %v", got)
+	}
+	fresh := db.Begin()
+	defer fresh.Rollback()
+	if got := pkScanIDs(t, fresh, tbl, 500); len(got) != 1 || got[0][1] != -1 {
+		t.Fatalf("a new snapshot: %v", got)
+	}
+}
