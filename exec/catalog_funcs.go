@@ -121,12 +121,27 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			return nil
 		}
 		return pgerror.Newf(pgerror.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
+	case "pg_char_to_encoding":
+		switch strings.ToUpper(strings.ReplaceAll(f.str(0, i), "-", "")) {
+		case "UTF8", "UNICODE":
+			out.AppendInt(utf8Encoding)
+		case "SQL_ASCII":
+			out.AppendInt(0)
+		default:
+			out.AppendInt(-1)
+		}
+	case "pg_tablespace_location":
+		out.AppendString("")
+	case "getdatabaseencoding", "pg_client_encoding":
+		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
 	case "pg_is_in_recovery", "pg_relation_is_publishable":
 		out.AppendBool(false)
 	case "has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",
-		"has_any_column_privilege", "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible":
+		"has_any_column_privilege", "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible",
+		"pg_operator_is_visible", "pg_opclass_is_visible", "pg_collation_is_visible", "pg_conversion_is_visible",
+		"pg_ts_config_is_visible", "pg_ts_parser_is_visible", "pg_ts_dict_is_visible", "pg_ts_template_is_visible":
 		out.AppendBool(true)
 	case "pg_table_is_visible":
 		r, ok := cat.relationByOID(f.oid(0, i))

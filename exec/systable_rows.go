@@ -174,7 +174,19 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			return
 		}
 		for _, p := range env.Settings() {
-			r.row(p.Name, p.Value, nil, "", p.Desc, nil, p.Context, "string", "session", nil, nil, nil, p.Default, p.Default, nil, nil, false)
+			source := "session"
+			if p.Value == p.Default {
+				source = "default"
+			}
+			r.row(p.Name, p.Value, nil, "", p.Desc, nil, p.Context, "string", source, nil, nil, nil, p.Default, p.Default, nil, nil, false)
+		}
+	},
+	"pg_catalog.pg_language": func(env *Env, c *sysCatalog, r *sysRows) {
+		for _, l := range []struct {
+			oid  uint32
+			name string
+		}{{12, "internal"}, {13, "c"}, {14, "sql"}} {
+			r.row(l.oid, l.name, bootstrapRoleOID, false, l.name == "sql", uint32(0), uint32(0), uint32(0), nil)
 		}
 	},
 	"pg_catalog.pg_am": func(env *Env, c *sysCatalog, r *sysRows) {
