@@ -28,6 +28,15 @@ func newSysScan(env *Env, n *plan.SysScan) (Operator, error) {
 	}
 	out := &types.Batch{Cols: make([]*types.Vec, len(n.Cols))}
 	for i, c := range n.Cols {
+		if c == len(n.Table.Cols) {
+			// tableoid: the table's own OID on every row.
+			v := types.NewVec(types.Type{Kind: types.Oid}, all.Len())
+			for r := 0; r < all.Len(); r++ {
+				v.AppendInt(int64(n.Table.OID))
+			}
+			out.Cols[i] = v
+			continue
+		}
 		out.Cols[i] = all.Cols[c]
 	}
 	out.SetLen(all.Len())

@@ -30,7 +30,8 @@ type Scan struct {
 }
 
 // SysScan reads columns Cols of a system table, whose rows exec generates
-// from the catalog when the scan starts.
+// from the catalog when the scan starts. Column len(Table.Cols) is the
+// system column tableoid.
 type SysScan struct {
 	Table *SysTable
 	Cols  []int
@@ -222,6 +223,10 @@ func (n *Values) Columns() []Column { return n.Cols }
 func (n *SysScan) Columns() []Column {
 	cols := make([]Column, len(n.Cols))
 	for i, c := range n.Cols {
+		if c == len(n.Table.Cols) {
+			cols[i] = Column{Name: "tableoid", Type: types.Type{Kind: types.Oid}, Ordinal: -1}
+			continue
+		}
 		cols[i] = Column{Name: n.Table.Cols[c].Name, Type: n.Table.Cols[c].Type, Ordinal: -1}
 	}
 	return cols

@@ -67,13 +67,20 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	}
 	if st := systemTable(ref.Schema, ref.Name); st != nil {
 		sc := &scope{table: alias}
-		cols := make([]int, len(st.Cols))
+		cols := make([]int, len(st.Cols)+1)
 		for i, c := range st.Cols {
 			sc.names = append(sc.names, c.Name)
 			sc.types = append(sc.types, c.Type)
 			sc.ordinal = append(sc.ordinal, i)
 			cols[i] = i
 		}
+		// The system column tableoid, named only when qualified (l.tableoid).
+		cols[len(st.Cols)] = len(st.Cols)
+		sc.names = append(sc.names, "tableoid")
+		sc.types = append(sc.types, types.Type{Kind: types.Oid})
+		sc.ordinal = append(sc.ordinal, -1)
+		sc.hidden = make([]bool, len(cols))
+		sc.hidden[len(st.Cols)] = true
 		return &plan.SysScan{Table: st, Cols: cols}, sc, nil
 	}
 	switch ref.Schema {
