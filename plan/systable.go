@@ -100,6 +100,7 @@ var SysTables = []*SysTable{
 	sys("pg_catalog", "pg_operator", 2617, false, "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:regproc oprrest:regproc oprjoin:regproc"),
 	sys("pg_catalog", "pg_language", 2612, false, "oid:oid lanname:name lanowner:oid lanispl:bool lanpltrusted:bool lanplcallfoid:oid laninline:oid lanvalidator:oid lanacl:text"),
 	sys("pg_catalog", "pg_opclass", 2616, false, "oid:oid opcmethod:oid opcname:name opcnamespace:oid opcowner:oid opcfamily:oid opcintype:oid opcdefault:bool opckeytype:oid"),
+	sys("pg_catalog", "pg_range", 3541, false, "rngtypid:oid rngsubtype:oid rngmultitypid:oid rngcollation:oid rngsubopc:oid rngcanonical:regproc rngsubdiff:regproc"),
 	sys("pg_catalog", "pg_opfamily", 2753, false, "oid:oid opfmethod:oid opfname:name opfnamespace:oid opfowner:oid"),
 	sys("pg_catalog", "pg_ts_parser", 3601, false, "oid:oid prsname:name prsnamespace:oid prsstart:regproc prstoken:regproc prsend:regproc prsheadline:regproc prslextype:regproc"),
 	sys("pg_catalog", "pg_ts_dict", 3600, false, "oid:oid dictname:name dictnamespace:oid dictowner:oid dicttemplate:oid dictinitoption:text"),
