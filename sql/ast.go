@@ -88,6 +88,14 @@ type (
 		SetOp      SetOpKind
 		SetAll     bool
 		Larg, Rarg *Select
+		// With holds the WITH clause's common table expressions.
+		With []CTE
+	}
+	// CTE is one name [(cols)] AS (query) of WITH.
+	CTE struct {
+		Name  string
+		Cols  []string
+		Query *Select
 	}
 	// SelectItem is an output expression; Star selects every column, or
 	// every column of StarTable when it is set (t.*).

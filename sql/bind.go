@@ -35,6 +35,8 @@ type scope struct {
 	// columns read through args as plan.Params.
 	outer *scope
 	args  *[]plan.Expr
+	// ctes are the common table expressions FROM may name.
+	ctes *cteScope
 }
 
 func tableScope(t *storage.TableDesc, alias string) *scope {

@@ -11,11 +11,33 @@ import (
 type queryCtx struct {
 	outer *scope
 	args  *[]plan.Expr
+	ctes  *cteScope
 }
 
 func (q queryCtx) attach(sc *scope) *scope {
-	sc.outer, sc.args = q.outer, q.args
+	sc.outer, sc.args, sc.ctes = q.outer, q.args, q.ctes
 	return sc
+}
+
+// cteScope holds the common table expressions a query's FROM may name: its
+// own WITH's, then those of the queries around it.
+type cteScope struct {
+	defs   []CTE
+	parent *cteScope
+}
+
+// lookup finds the CTE name and the scope its query binds in: the CTEs
+// defined before it (a CTE does not see itself or later ones, without
+// RECURSIVE).
+func (c *cteScope) lookup(name string) (*CTE, *cteScope) {
+	for ; c != nil; c = c.parent {
+		for i := range c.defs {
+			if c.defs[i].Name == name {
+				return &c.defs[i], &cteScope{defs: c.defs[:i], parent: c.parent}
+			}
+		}
+	}
+	return nil, nil
 }
 
 // bindFrom binds a FROM item into a plan node and the scope of its columns.
@@ -39,7 +61,7 @@ func bindFromItem(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, er
 	case ref.Func != nil:
 		return bindTableFunc(cat, ref, q)
 	case ref.Subquery != nil:
-		node, err := bindSelect(cat, ref.Subquery, queryCtx{})
+		node, err := bindSelect(cat, ref.Subquery, queryCtx{ctes: q.ctes})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -50,6 +72,30 @@ func bindFromItem(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, er
 			sc.ordinal = append(sc.ordinal, -1)
 		}
 		return node, q.attach(sc), nil
+	}
+	if ref.Schema == "" {
+		if cte, defined := q.ctes.lookup(ref.Name); cte != nil {
+			// A CTE binds like a subquery in FROM, in the scope of its WITH.
+			node, err := bindSelect(cat, cte.Query, queryCtx{ctes: defined})
+			if err != nil {
+				return nil, nil, err
+			}
+			alias := ref.Alias
+			if alias == "" {
+				alias = cte.Name
+			}
+			sc := &scope{table: alias}
+			for i, c := range node.Columns() {
+				name := c.Name
+				if i < len(cte.Cols) {
+					name = cte.Cols[i]
+				}
+				sc.names = append(sc.names, name)
+				sc.types = append(sc.types, c.Type)
+				sc.ordinal = append(sc.ordinal, -1)
+			}
+			return node, q.attach(sc), nil
+		}
 	}
 	node, sc, err := bindRelation(cat, ref)
 	if err != nil {
@@ -349,6 +395,12 @@ func (b *binder) subquery(e *SubqueryExpr) (plan.Expr, error) {
 	q := queryCtx{args: &args}
 	if b.agg == nil && b.sc != nil {
 		q.outer = b.sc
+	}
+	switch {
+	case b.sc != nil:
+		q.ctes = b.sc.ctes
+	case b.agg != nil && b.agg.input.sc != nil:
+		q.ctes = b.agg.input.sc.ctes
 	}
 	node, err := bindSelect(b.cat, e.Query, q)
 	if err != nil {

@@ -37,6 +37,9 @@ func regTypesAsText(node plan.Node) plan.Node {
 
 // bindSelect binds a SELECT; q links a subquery to its enclosing query.
 func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
+	if len(s.With) > 0 {
+		q.ctes = &cteScope{defs: s.With, parent: q.ctes}
+	}
 	if s.Values != nil {
 		return bindValues(cat, s.Values)
 	}

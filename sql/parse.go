@@ -523,11 +523,11 @@ func convertDelete(s *pg.DeleteStmt) (Stmt, error) {
 }
 
 func convertSelect(s *pg.SelectStmt) (*Select, error) {
+	if s.WithClause != nil {
+		return convertWith(s)
+	}
 	if s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED {
 		return convertSetOp(s)
-	}
-	if s.WithClause != nil {
-		return nil, unsupported("WITH queries")
 	}
 	if s.IntoClause != nil {
 		return nil, unsupported("SELECT INTO")

@@ -169,9 +169,6 @@ func sqlValueFunction(f *pg.SQLValueFunction) (Expr, error) {
 // convertSetOp converts UNION, INTERSECT and EXCEPT [ALL] with the ORDER BY,
 // LIMIT and OFFSET of the whole.
 func convertSetOp(s *pg.SelectStmt) (*Select, error) {
-	if s.WithClause != nil {
-		return nil, unsupported("WITH queries")
-	}
 	sel := &Select{SetOp: SetUnion, SetAll: s.All}
 	switch s.Op {
 	case pg.SetOperation_SETOP_INTERSECT:
@@ -202,4 +199,46 @@ func aliasNames(a *pg.Alias) []string {
 		out = append(out, constText(c))
 	}
 	return out
+}
+
+// convertWith converts WITH name AS (query), ... followed by the query.
+// WITH RECURSIVE and data-modifying CTEs are not supported.
+func convertWith(s *pg.SelectStmt) (*Select, error) {
+	w := s.WithClause
+	if w.Recursive {
+		return nil, unsupported("WITH RECURSIVE")
+	}
+	var ctes []CTE
+	for _, n := range w.Ctes {
+		c := n.GetCommonTableExpr()
+		if c == nil {
+			return nil, unsupported("this WITH clause")
+		}
+		q := c.Ctequery.GetSelectStmt()
+		if q == nil {
+			return nil, unsupported("data-modifying statements in WITH")
+		}
+		sel, err := convertSelect(q)
+		if err != nil {
+			return nil, err
+		}
+		cte := CTE{Name: c.Ctename, Query: sel}
+		for _, a := range c.Aliascolnames {
+			cte.Cols = append(cte.Cols, constText(a))
+		}
+		for _, prev := range ctes {
+			if prev.Name == cte.Name {
+				return nil, pgerror.Newf(pgerror.Code("42712"), "WITH query name \"%s\" specified more than once", cte.Name)
+			}
+		}
+		ctes = append(ctes, cte)
+	}
+	s.WithClause = nil
+	sel, err := convertSelect(s)
+	s.WithClause = w
+	if err != nil {
+		return nil, err
+	}
+	sel.With = ctes
+	return sel, nil
 }
