@@ -46,6 +46,9 @@ type Options struct {
 	VersionRetention time.Duration
 	// NoCompaction turns off background compaction (tests).
 	NoCompaction bool
+	// ChunkCacheBytes is the budget of decoded column chunks kept for
+	// random access (primary key lookups); 0 means DefaultChunkCacheBytes.
+	ChunkCacheBytes int64
 }
 
 // DefaultVersionRetention is how long old table versions are kept.
@@ -57,6 +60,8 @@ type DB struct {
 	log   *slog.Logger
 	kv    *pebble.DB
 	store ObjectStore
+	// chunks caches decoded chunks for random access.
+	chunks *chunkCache
 
 	// catMu guards tables. Commits hold it for reading so that a table
 	// cannot be dropped under a committing transaction.
@@ -126,6 +131,9 @@ func Open(opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ChunkCacheBytes <= 0 {
+		opts.ChunkCacheBytes = DefaultChunkCacheBytes
+	}
 	if opts.FlushRows <= 0 {
 		opts.FlushRows = DefaultFlushRows
 	}
@@ -162,6 +170,7 @@ func Open(opts Options) (*DB, error) {
 		log:       opts.Logger,
 		kv:        kv,
 		store:     store,
+		chunks:    newChunkCache(opts.ChunkCacheBytes),
 		tables:    make(map[string]*tableState),
 		byID:      make(map[uint64]*tableState),
 		counters:  make(map[string]*counter),

@@ -124,7 +124,6 @@ type fetcher struct {
 	cols    []int
 	out     *types.Batch
 	headers map[string]colChunkHeader
-	ids     types.Vec
 }
 
 // fromFragment appends row id of fr to out if fr holds it.
@@ -140,11 +139,10 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 			if ck.Zone.HasMinMax && (int64(id) < ck.Zone.MinInt || int64(id) > ck.Zone.MaxInt) {
 				continue
 			}
-			f.ids.SetType(types.TypInt8)
-			if err := f.db.readChunk(ctx, f.t, fragChunkKey(f.t.ID, fr.ID, rc, ck.Seq), types.TypInt8, ck, &f.ids); err != nil {
+			var err error
+			if ids, err = f.db.cachedChunk(ctx, f.t, fragChunkKey(f.t.ID, fr.ID, rc, ck.Seq), types.TypInt8, ck); err != nil {
 				return false, err
 			}
-			ids = &f.ids
 		}
 		xs := ids.Ints
 		i := sort.Search(len(xs), func(i int) bool { return uint64(xs[i]) >= id })
@@ -175,6 +173,11 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
 	key := fragChunkKey(f.t.ID, fr.ID, c, ck.Seq)
 	typ := f.t.Columns[c].Type
+	if v := f.db.chunks.get(key); v != nil {
+		f.db.stats.ChunkCacheHits.Add(1)
+		dst.AppendFrom(v, i)
+		return nil
+	}
 	h, ok := f.headers[key]
 	if !ok {
 		head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
@@ -209,8 +212,8 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		}
 		return nil
 	}
-	v := types.NewVec(typ, int(ck.Rows))
-	if err := f.db.readChunk(ctx, f.t, key, typ, ck, v); err != nil {
+	v, err := f.db.cachedChunk(ctx, f.t, key, typ, ck)
+	if err != nil {
 		return err
 	}
 	dst.AppendFrom(v, i)

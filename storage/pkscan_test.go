@@ -74,6 +74,17 @@ func TestPrimaryKeyLookupScan(t *testing.T) {
 	if n := db.Stats().PKLookups.Load() - before; n != 3 {
 		t.Fatalf("%d primary key lookups, want 3 (a missing key finds no row to fetch)", n)
 	}
+	// The chunks those lookups decoded are cached: looking up again reads
+	// no chunk object.
+	read := db.Stats().ChunksRead.Load()
+	for _, id := range []int64{1, 501, 998} {
+		if got := pkScanIDs(t, reader, tbl, id); len(got) != 1 || got[0] != [2]int64{id, id * 10} {
+			t.Fatalf("row %d again: %v", id, got)
+		}
+	}
+	if n := db.Stats().ChunksRead.Load() - read; n != 0 {
+		t.Fatalf("repeated lookups read %d chunk objects, want 0", n)
+	}
 	// A delete and a re-insert in another txn: the reader's snapshot still
 	// sees the old row; the writer sees its own.
 	w := db.Begin()

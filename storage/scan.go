@@ -42,6 +42,8 @@ type ScanStats struct {
 	RangeBytes atomic.Int64
 	// PKLookups counts scans answered by a primary key lookup.
 	PKLookups atomic.Int64
+	// ChunkCacheHits counts random-access chunk reads the cache answered.
+	ChunkCacheHits atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,
