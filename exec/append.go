@@ -205,3 +205,138 @@ func (s *setOpOp) Close() {
 	s.left.Close()
 	s.right.Close()
 }
+
+// recursiveUnionOp runs a WITH RECURSIVE query to its fixpoint, then returns
+// the rows a batch at a time.
+type recursiveUnionOp struct {
+	env  *Env
+	n    *plan.RecursiveUnion
+	out  *types.Batch
+	seen map[string]bool
+	key  []byte
+	pos  int
+	rows []int
+	sub  gatherer
+	done bool
+}
+
+func newRecursiveUnion(env *Env, n *plan.RecursiveUnion) (Operator, error) {
+	return &recursiveUnionOp{env: env, n: n}, nil
+}
+
+// collect appends the rows of op not seen before (all of them with ALL)
+// to both dst and work.
+func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
+	for {
+		b, err := op.Next()
+		if err != nil || b == nil {
+			return err
+		}
+		if err := r.env.canceled(); err != nil {
+			return err
+		}
+		for i := 0; i < b.Len(); i++ {
+			if !r.n.All {
+				r.key = r.key[:0]
+				for _, c := range b.Cols {
+					r.key = appendKey(r.key, c, i)
+				}
+				if r.seen[string(r.key)] {
+					continue
+				}
+				r.seen[string(r.key)] = true
+			}
+			for c, v := range b.Cols {
+				dst.Cols[c].AppendFrom(v, i)
+				work.Cols[c].AppendFrom(v, i)
+			}
+			dst.SetLen(dst.Len() + 1)
+			work.SetLen(work.Len() + 1)
+		}
+	}
+}
+
+func (r *recursiveUnionOp) run() error {
+	cols := r.n.Columns()
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	r.out = types.NewBatch(ts, types.BatchSize)
+	r.seen = map[string]bool{}
+	work := types.NewBatch(ts, types.BatchSize)
+	base, err := Build(r.env, r.n.Base)
+	if err != nil {
+		return err
+	}
+	err = r.collect(base, r.out, work)
+	base.Close()
+	if err != nil {
+		return err
+	}
+	if r.env.work == nil {
+		r.env.work = map[int]*types.Batch{}
+	}
+	defer delete(r.env.work, r.n.ID)
+	for work.Len() > 0 {
+		r.env.work[r.n.ID] = work
+		next := types.NewBatch(ts, types.BatchSize)
+		op, err := Build(r.env, r.n.Recursive)
+		if err != nil {
+			return err
+		}
+		err = r.collect(op, r.out, next)
+		op.Close()
+		if err != nil {
+			return err
+		}
+		work = next
+	}
+	return nil
+}
+
+func (r *recursiveUnionOp) Next() (*types.Batch, error) {
+	if !r.done {
+		r.done = true
+		if err := r.run(); err != nil {
+			return nil, err
+		}
+	}
+	n := r.out.Len()
+	if r.pos >= n {
+		return nil, nil
+	}
+	end := min(r.pos+types.BatchSize, n)
+	r.rows = r.rows[:0]
+	for i := r.pos; i < end; i++ {
+		r.rows = append(r.rows, i)
+	}
+	r.pos = end
+	return r.sub.gather(r.out, r.rows), nil
+}
+
+func (r *recursiveUnionOp) Close() {}
+
+// workTableOp returns the working table of the RecursiveUnion running it.
+type workTableOp struct {
+	b    *types.Batch
+	done bool
+}
+
+func newWorkTable(env *Env, n *plan.WorkTable) (Operator, error) {
+	b := env.work[n.ID]
+	if b == nil {
+		return nil, pgerror.AssertionFailedf("working table %d outside its recursive query", n.ID)
+	}
+	return &workTableOp{b: b}, nil
+}
+
+func (w *workTableOp) Next() (*types.Batch, error) {
+	if w.done || w.b.Len() == 0 {
+		return nil, nil
+	}
+	w.done = true
+	return w.b, nil
+}
+
+func (w *workTableOp) Close() {}

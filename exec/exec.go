@@ -32,6 +32,8 @@ type Env struct {
 	params [][]*types.Vec
 	// cat is the catalog as this statement's system tables show it.
 	cat *sysCatalog
+	// work holds each running RecursiveUnion's working table, by ID.
+	work map[int]*types.Batch
 }
 
 func (e *Env) rng() *rand.Rand {
@@ -76,6 +78,10 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newAppend(env, n)
 	case *plan.SetOp:
 		return newSetOp(env, n)
+	case *plan.RecursiveUnion:
+		return newRecursiveUnion(env, n)
+	case *plan.WorkTable:
+		return newWorkTable(env, n)
 	case *plan.Series:
 		return newSeries(env, n)
 	case *plan.ProjectSet:

@@ -100,6 +100,22 @@ type ProjectSet struct {
 	SRFs  []SRF
 }
 
+// RecursiveUnion is a WITH RECURSIVE query: Base's rows, then Recursive's
+// run again and again over the rows the previous run added (read through
+// WorkTable ID), until a run adds none. Without All, rows already produced
+// are not added again.
+type RecursiveUnion struct {
+	ID              int
+	Base, Recursive Node
+	All             bool
+}
+
+// WorkTable reads the rows a RecursiveUnion's previous iteration added.
+type WorkTable struct {
+	ID   int
+	Cols []Column
+}
+
 // SetOp is INTERSECT or EXCEPT [ALL] of two inputs with the same column
 // types; rows compare as in DISTINCT (NULLs equal).
 type SetOp struct {
@@ -243,6 +259,9 @@ func (n *ProjectSet) Columns() []Column {
 func (n *Series) Columns() []Column {
 	return []Column{{Name: n.Name, Type: n.Typ, Ordinal: -1}}
 }
+
+func (n *RecursiveUnion) Columns() []Column { return (&Append{Inputs: []Node{n.Base}}).Columns() }
+func (n *WorkTable) Columns() []Column      { return n.Cols }
 
 func (n *SetOp) Columns() []Column { return (&Append{Inputs: []Node{n.Left}}).Columns() }
 

@@ -76,6 +76,11 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Left = fn(n.Left)
 		c.Right = fn(n.Right)
 		return &c
+	case *plan.RecursiveUnion:
+		c := *n
+		c.Base = fn(n.Base)
+		c.Recursive = fn(n.Recursive)
+		return &c
 	case *plan.Append:
 		c := *n
 		c.Inputs = make([]plan.Node, len(n.Inputs))

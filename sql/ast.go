@@ -91,11 +91,13 @@ type (
 		// With holds the WITH clause's common table expressions.
 		With []CTE
 	}
-	// CTE is one name [(cols)] AS (query) of WITH.
+	// CTE is one name [(cols)] AS (query) of WITH; Recursive when the WITH
+	// is WITH RECURSIVE.
 	CTE struct {
-		Name  string
-		Cols  []string
-		Query *Select
+		Name      string
+		Cols      []string
+		Query     *Select
+		Recursive bool
 	}
 	// SelectItem is an output expression; Star selects every column, or
 	// every column of StarTable when it is set (t.*).

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"sync/atomic"
+
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
@@ -24,20 +26,78 @@ func (q queryCtx) attach(sc *scope) *scope {
 type cteScope struct {
 	defs   []CTE
 	parent *cteScope
+	// work is set in the scope of a recursive CTE's recursive term, whose
+	// only def is the CTE itself: naming it reads the working table.
+	work *plan.WorkTable
+	used bool
 }
 
 // lookup finds the CTE name and the scope its query binds in: the CTEs
 // defined before it (a CTE does not see itself or later ones, without
 // RECURSIVE).
-func (c *cteScope) lookup(name string) (*CTE, *cteScope) {
+func (c *cteScope) lookup(name string) (*CTE, *cteScope, *cteScope) {
 	for ; c != nil; c = c.parent {
 		for i := range c.defs {
 			if c.defs[i].Name == name {
-				return &c.defs[i], &cteScope{defs: c.defs[:i], parent: c.parent}
+				return &c.defs[i], &cteScope{defs: c.defs[:i], parent: c.parent}, c
 			}
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+// workIDs numbers the working tables of recursive CTEs.
+var workIDs atomic.Int64
+
+// bindCTE binds a reference to a CTE in the scope of its WITH. A recursive
+// CTE (base UNION [ALL] a term naming itself) becomes a RecursiveUnion.
+func bindCTE(cat Catalog, cte *CTE, defined *cteScope) (plan.Node, error) {
+	q := cte.Query
+	if cte.Recursive && q.SetOp == SetUnion && len(q.With) == 0 {
+		base, err := bindSelect(cat, q.Larg, queryCtx{ctes: defined})
+		if err != nil {
+			return nil, err
+		}
+		cols := append([]plan.Column{}, base.Columns()...)
+		for i := range cols {
+			if i < len(cte.Cols) {
+				cols[i].Name = cte.Cols[i]
+			}
+		}
+		wt := &plan.WorkTable{ID: int(workIDs.Add(1)), Cols: cols}
+		self := &cteScope{defs: []CTE{*cte}, parent: defined, work: wt}
+		rec, err := bindSelect(cat, q.Rarg, queryCtx{ctes: self})
+		if err != nil {
+			return nil, err
+		}
+		if self.used {
+			if len(q.OrderBy) > 0 || q.Limit != nil || q.Offset != nil {
+				return nil, unsupported("ORDER BY or LIMIT in a recursive query")
+			}
+			rc := rec.Columns()
+			if len(rc) != len(cols) {
+				return nil, pgerror.New(pgerror.SyntaxError, "each UNION query must have the same number of columns")
+			}
+			proj := &plan.Project{Input: rec}
+			cast := false
+			for i, c := range rc {
+				e := plan.Expr(&plan.ColRef{Idx: i, Typ: c.Type, Name: c.Name})
+				if !c.Type.Equal(cols[i].Type) {
+					if !canCast(c.Type, cols[i].Type) {
+						return nil, pgerror.Newf(pgerror.DatatypeMismatch, "recursive query \"%s\" column %d has type %s in non-recursive term but type %s overall", cte.Name, i+1, cols[i].Type, c.Type)
+					}
+					e, cast = castExpr(e, cols[i].Type), true
+				}
+				proj.Exprs = append(proj.Exprs, e)
+				proj.Names = append(proj.Names, cols[i].Name)
+			}
+			if cast {
+				rec = proj
+			}
+			return &plan.RecursiveUnion{ID: wt.ID, Base: base, Recursive: rec, All: q.SetAll}, nil
+		}
+	}
+	return bindSelect(cat, q, queryCtx{ctes: defined})
 }
 
 // bindFrom binds a FROM item into a plan node and the scope of its columns.
@@ -74,10 +134,15 @@ func bindFromItem(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, er
 		return node, q.attach(sc), nil
 	}
 	if ref.Schema == "" {
-		if cte, defined := q.ctes.lookup(ref.Name); cte != nil {
-			// A CTE binds like a subquery in FROM, in the scope of its WITH.
-			node, err := bindSelect(cat, cte.Query, queryCtx{ctes: defined})
-			if err != nil {
+		if cte, defined, owner := q.ctes.lookup(ref.Name); cte != nil {
+			// A CTE binds like a subquery in FROM, in the scope of its WITH;
+			// inside its own recursive term it is the working table.
+			var node plan.Node
+			var err error
+			if owner.work != nil {
+				owner.used = true
+				node = owner.work
+			} else if node, err = bindCTE(cat, cte, defined); err != nil {
 				return nil, nil, err
 			}
 			alias := ref.Alias

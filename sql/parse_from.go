@@ -201,13 +201,10 @@ func aliasNames(a *pg.Alias) []string {
 	return out
 }
 
-// convertWith converts WITH name AS (query), ... followed by the query.
-// WITH RECURSIVE and data-modifying CTEs are not supported.
+// convertWith converts WITH [RECURSIVE] name AS (query), ... followed by
+// the query. Data-modifying CTEs are not supported.
 func convertWith(s *pg.SelectStmt) (*Select, error) {
 	w := s.WithClause
-	if w.Recursive {
-		return nil, unsupported("WITH RECURSIVE")
-	}
 	var ctes []CTE
 	for _, n := range w.Ctes {
 		c := n.GetCommonTableExpr()
@@ -222,7 +219,10 @@ func convertWith(s *pg.SelectStmt) (*Select, error) {
 		if err != nil {
 			return nil, err
 		}
-		cte := CTE{Name: c.Ctename, Query: sel}
+		if c.SearchClause != nil || c.CycleClause != nil {
+			return nil, unsupported("SEARCH and CYCLE clauses")
+		}
+		cte := CTE{Name: c.Ctename, Query: sel, Recursive: w.Recursive}
 		for _, a := range c.Aliascolnames {
 			cte.Cols = append(cte.Cols, constText(a))
 		}

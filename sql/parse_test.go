@@ -121,7 +121,7 @@ func TestParseErrors(t *testing.T) {
 		"SELECT FROM WHERE":                                        pgerror.SyntaxError,
 		"CREATE INDEX i ON t (a)":                                  pgerror.FeatureNotSupported,
 		"SELECT * FROM a, LATERAL (SELECT 1) s":                    pgerror.FeatureNotSupported,
-		"WITH RECURSIVE w AS (SELECT 1) SELECT 1":                  pgerror.FeatureNotSupported,
+		"WITH d AS (DELETE FROM t RETURNING *) SELECT 1":           pgerror.FeatureNotSupported,
 		"CREATE TABLE t (a nosuchtype)":                            pgerror.UndefinedObject,
 		"CREATE TABLE t (a vector(0))":                             pgerror.InvalidParameterValue,
 		"CREATE TABLE t (a vector(16001))":                         pgerror.InvalidParameterValue,
