@@ -253,6 +253,9 @@ func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
 			dst.SetLen(dst.Len() + 1)
 			work.SetLen(work.Len() + 1)
 		}
+		if batchBytes(dst)+batchBytes(work) > maxBuildBytes {
+			return tooMuchMemory("a recursive query")
+		}
 	}
 }
 

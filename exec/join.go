@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -149,6 +150,9 @@ func (j *joinOp) buildSide() error {
 			j.build.Cols[i].AppendVec(c)
 		}
 		j.nb += b.Len()
+		if batchBytes(j.build) > maxBuildBytes {
+			return tooMuchMemory("the build side of a join")
+		}
 	}
 	j.build.SetLen(j.nb)
 	if j.kind == plan.JoinFull {
@@ -430,4 +434,23 @@ func (j *joinOp) unmatchedRight() *types.Batch {
 func (j *joinOp) Close() {
 	j.left.Close()
 	j.right.Close()
+}
+
+// maxBuildBytes bounds what one operator holds in memory (a join's build
+// side, a recursive query's rows): past it the query fails with 53200
+// rather than exhausting the server.
+var maxBuildBytes int64 = 1 << 30
+
+// batchBytes estimates the memory a batch's values take.
+func batchBytes(b *types.Batch) int64 {
+	var n int64
+	for _, c := range b.Cols {
+		n += int64(cap(c.Bytes.Data)) + 4*int64(cap(c.Bytes.Offsets)) + 8*int64(cap(c.Ints)+cap(c.Floats)) +
+			int64(cap(c.Bools)+cap(c.Nulls))
+	}
+	return n
+}
+
+func tooMuchMemory(what string) error {
+	return pgerror.Newf(pgerror.OutOfMemory, "out of memory: %s holds more than %d bytes", what, maxBuildBytes)
 }

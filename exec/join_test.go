@@ -3,6 +3,7 @@ package exec
 import (
 	"testing"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -108,5 +109,19 @@ func TestNestedLoopJoinFull(t *testing.T) {
 	}
 	if leftOnly != 3 || rightOnly != 2 {
 		t.Errorf("left-only %d, right-only %d; want 3 and 2", leftOnly, rightOnly)
+	}
+}
+
+func TestJoinBuildSideMemoryBound(t *testing.T) {
+	defer func(old int64) { maxBuildBytes = old }(maxBuildBytes)
+	maxBuildBytes = 1 << 10
+	ts := []types.Type{types.TypInt8, types.TypText}
+	rows := make([]int64, 500)
+	j := &joinOp{env: &Env{}, kind: plan.JoinInner, ltypes: ts, rtypes: ts,
+		left:  &joinInput{b: intBatch(1), n: 1},
+		right: &joinInput{b: intBatch(rows...), n: 10}}
+	_, err := j.Next()
+	if pgerror.GetCode(err) != pgerror.OutOfMemory {
+		t.Fatalf("got %v, want 53200", err)
 	}
 }
