@@ -343,3 +343,59 @@ func (w *workTableOp) Next() (*types.Batch, error) {
 }
 
 func (w *workTableOp) Close() {}
+
+// materializeOp reads its whole input, then returns it a batch at a time.
+type materializeOp struct {
+	in   Operator
+	cols []plan.Column
+	all  *types.Batch
+	pos  int
+	rows []int
+	sub  gatherer
+}
+
+func (m *materializeOp) Next() (*types.Batch, error) {
+	if m.all == nil {
+		ts := make([]types.Type, len(m.cols))
+		for i, c := range m.cols {
+			ts[i] = c.Type
+		}
+		m.all = types.NewBatch(ts, types.BatchSize)
+		n := 0
+		for {
+			b, err := m.in.Next()
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				break
+			}
+			for i, c := range b.Cols {
+				m.all.Cols[i].AppendVec(c)
+			}
+			n += b.Len()
+			if batchBytes(m.all) > maxBuildBytes {
+				return nil, tooMuchMemory("INSERT ... SELECT")
+			}
+		}
+		m.all.SetLen(n)
+	}
+	n := m.all.Len()
+	if m.pos >= n {
+		return nil, nil
+	}
+	end := min(m.pos+types.BatchSize, n)
+	m.rows = m.rows[:0]
+	for i := m.pos; i < end; i++ {
+		m.rows = append(m.rows, i)
+	}
+	m.pos = end
+	if len(m.all.Cols) == 0 {
+		b := &types.Batch{}
+		b.SetLen(end - m.rows[0])
+		return b, nil
+	}
+	return m.sub.gather(m.all, m.rows), nil
+}
+
+func (m *materializeOp) Close() { m.in.Close() }

@@ -80,6 +80,12 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newSetOp(env, n)
 	case *plan.RecursiveUnion:
 		return newRecursiveUnion(env, n)
+	case *plan.Materialize:
+		in, err := Build(env, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &materializeOp{in: in, cols: n.Columns()}, nil
 	case *plan.WorkTable:
 		return newWorkTable(env, n)
 	case *plan.Series:

@@ -116,6 +116,12 @@ type WorkTable struct {
 	Cols []Column
 }
 
+// Materialize reads all of Input before returning its first row (INSERT
+// ... SELECT reading the table it writes).
+type Materialize struct {
+	Input Node
+}
+
 // SetOp is INTERSECT or EXCEPT [ALL] of two inputs with the same column
 // types; rows compare as in DISTINCT (NULLs equal).
 type SetOp struct {
@@ -259,6 +265,8 @@ func (n *ProjectSet) Columns() []Column {
 func (n *Series) Columns() []Column {
 	return []Column{{Name: n.Name, Type: n.Typ, Ordinal: -1}}
 }
+
+func (n *Materialize) Columns() []Column { return n.Input.Columns() }
 
 func (n *RecursiveUnion) Columns() []Column { return (&Append{Inputs: []Node{n.Base}}).Columns() }
 func (n *WorkTable) Columns() []Column      { return n.Cols }

@@ -76,6 +76,10 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Left = fn(n.Left)
 		c.Right = fn(n.Right)
 		return &c
+	case *plan.Materialize:
+		c := *n
+		c.Input = fn(n.Input)
+		return &c
 	case *plan.RecursiveUnion:
 		c := *n
 		c.Base = fn(n.Base)

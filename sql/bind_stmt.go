@@ -503,7 +503,34 @@ func BindInsert(cat Catalog, s *Insert) (*plan.Insert, error) {
 	}
 	ins := &plan.Insert{Table: t}
 	if s.Select != nil {
-		return nil, unsupported("INSERT ... SELECT")
+		// INSERT ... SELECT: the query's columns fill the target columns
+		// (with assignment casts), defaults the rest. The query runs to its
+		// end before the first row is written, so reading the target table
+		// sees none of the new rows.
+		q, err := bindSelect(cat, s.Select, queryCtx{})
+		if err != nil {
+			return nil, err
+		}
+		qc := q.Columns()
+		if len(qc) > len(target) {
+			return nil, pgerror.New(pgerror.SyntaxError, "INSERT has more expressions than target columns")
+		}
+		if len(qc) < len(target) {
+			return nil, pgerror.New(pgerror.SyntaxError, "INSERT has more target columns than expressions")
+		}
+		proj := &plan.Project{Input: &plan.Materialize{Input: q}, Exprs: append([]plan.Expr{}, defaults...)}
+		for _, c := range t.Columns {
+			proj.Names = append(proj.Names, c.Name)
+		}
+		for j, c := range qc {
+			col := t.Columns[target[j]]
+			if proj.Exprs[target[j]], err = assignCast(&plan.ColRef{Idx: j, Typ: c.Type, Name: c.Name}, col.Type, col.Name); err != nil {
+				return nil, err
+			}
+		}
+		ins.Input = proj
+		ins.Returning, ins.RetNames, err = returning(cat, t, "", s.Returning)
+		return ins, err
 	}
 	b := &binder{cat: cat, sc: &scope{}, noAgg: "VALUES"}
 	vals := &plan.Values{}
