@@ -71,7 +71,33 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	if c, ok := e.(*plan.Const); ok && c.Null {
 		return plan.NullConst(t)
 	}
+	if c, ok := e.(*plan.Const); ok {
+		if folded := foldLiteral(c, t); folded != nil {
+			return folded
+		}
+	}
 	return &plan.Cast{X: e, Typ: t}
+}
+
+// foldLiteral converts a quoted literal to a number, boolean or text
+// constant when binding, so that the planner and storage see a typed
+// constant (id = '42' can use zone maps and the primary key). A literal
+// that does not parse is left to the cast, which fails when it runs, as
+// before.
+func foldLiteral(c *plan.Const, t types.Type) *plan.Const {
+	if c.Typ.Kind != types.Unknown || c.Param != nil || c.Array || c.Val == nil {
+		return nil
+	}
+	switch {
+	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text:
+	default:
+		return nil
+	}
+	v := types.NewVec(t, 1)
+	if err := types.AppendParsedBytes(v, c.Val.Bytes.Get(0)); err != nil {
+		return nil
+	}
+	return &plan.Const{Typ: t, Val: v}
 }
 
 // canCast reports whether an explicit cast from s to t exists.
