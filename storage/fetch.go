@@ -20,7 +20,7 @@ func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch,
 	if err := txn.check(); err != nil {
 		return nil, nil, err
 	}
-	s := newScanner(txn.db, t, ScanOptions{Cols: cols})
+	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, min(len(ids), types.BatchSize))
 	defer s.Close()
 	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
 		return nil, nil, err

@@ -130,12 +130,12 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 			return nil, assertf("scan of %q: column %d out of range", t.Name, c)
 		}
 	}
-	s := newScanner(txn.db, t, opts)
-	s.txn = txn
 	if opts.AsOf == 0 {
 		// Equalities on the whole primary key: at most one row, read by
 		// its id.
 		if key, ok := pkLookupKey(t, opts.Preds); ok {
+			s := newScannerCap(txn.db, t, opts, 1)
+			s.txn = txn
 			s.pk = true
 			if err := s.startPKScan(txn, key); err != nil {
 				return nil, err
@@ -143,6 +143,8 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 			return s, nil
 		}
 	}
+	s := newScanner(txn.db, t, opts)
+	s.txn = txn
 	r := pebble.Reader(txn.snap)
 	if opts.AsOf != 0 {
 		head, err := headVersion(r, t.ID)
@@ -210,12 +212,18 @@ func math64(v uint64) uint64 {
 }
 
 func newScanner(db *DB, t *TableDesc, opts ScanOptions) *Scanner {
+	return newScannerCap(db, t, opts, types.BatchSize)
+}
+
+// newScannerCap is newScanner with room for capacity rows in its batch,
+// for scans known to return few.
+func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanner {
 	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, dec: newRowDecoder(t)}
 	ts := make([]types.Type, len(opts.Cols))
 	for j, c := range opts.Cols {
 		ts[j] = t.Columns[c].Type
 	}
-	s.out = types.NewBatch(ts, types.BatchSize)
+	s.out = types.NewBatch(ts, capacity)
 	s.dec.bind(opts.Cols, s.out)
 	s.loader = newChunkLoader(db, t)
 	return s
