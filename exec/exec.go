@@ -74,6 +74,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newValues(env, n)
 	case *plan.Join:
 		return newJoin(env, n)
+	case *plan.LateralJoin:
+		return newLateralJoin(env, n)
 	case *plan.Append:
 		return newAppend(env, n)
 	case *plan.SetOp:

@@ -136,6 +136,17 @@ type Append struct {
 	Inputs []Node
 }
 
+// LateralJoin joins each row of Left with the rows Right produces for it:
+// Right reads Args (expressions over Left's columns) as Params, so it runs
+// again for each left row. Kind is JoinInner or JoinLeft; On is over the
+// output (Left's columns then Right's).
+type LateralJoin struct {
+	Kind        JoinKind
+	Left, Right Node
+	Args        []Expr
+	On          Expr
+}
+
 // Filter keeps rows for which Pred is true.
 type Filter struct {
 	Input Node
@@ -280,6 +291,10 @@ func (n *Append) Columns() []Column {
 		cols[i] = Column{Name: c.Name, Type: c.Type, Ordinal: -1}
 	}
 	return cols
+}
+
+func (n *LateralJoin) Columns() []Column {
+	return append(append([]Column{}, n.Left.Columns()...), n.Right.Columns()...)
 }
 
 func (n *Join) Columns() []Column {

@@ -76,6 +76,11 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Left = fn(n.Left)
 		c.Right = fn(n.Right)
 		return &c
+	case *plan.LateralJoin:
+		c := *n
+		c.Left = fn(n.Left)
+		c.Right = fn(n.Right)
+		return &c
 	case *plan.Materialize:
 		c := *n
 		c.Input = fn(n.Input)

@@ -119,6 +119,9 @@ type (
 		Func *FuncCall
 		// ColAliases rename the item's columns: AS alias (a, b).
 		ColAliases []string
+		// Lateral items (LATERAL subqueries, functions) may name the
+		// columns of the FROM items before them.
+		Lateral bool
 	}
 	// JoinClause is Left [NATURAL] kind JOIN Right [ON On | USING (Using)].
 	JoinClause struct {

@@ -121,7 +121,11 @@ func bindFromItem(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, er
 	case ref.Func != nil:
 		return bindTableFunc(cat, ref, q)
 	case ref.Subquery != nil:
-		node, err := bindSelect(cat, ref.Subquery, queryCtx{ctes: q.ctes})
+		qq := queryCtx{ctes: q.ctes}
+		if ref.Lateral {
+			qq.outer, qq.args = q.outer, q.args
+		}
+		node, err := bindSelect(cat, ref.Subquery, qq)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -220,9 +224,20 @@ func bindJoin(cat Catalog, j *JoinClause, q queryCtx) (plan.Node, *scope, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	rn, rsc, err := bindFrom(cat, j.Right, q)
+	// A lateral right item reads the left items' columns as Params: the
+	// join then runs it again for each left row.
+	var largs []plan.Expr
+	rq := q
+	if j.Right.Lateral && j.Right.Join == nil {
+		rq = queryCtx{outer: lsc, args: &largs, ctes: q.ctes}
+	}
+	rn, rsc, err := bindFrom(cat, j.Right, rq)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(largs) > 0 && (j.Kind == JoinRight || j.Kind == JoinFull) {
+		return nil, nil, pgerror.New(pgerror.InvalidColumnReference, "invalid reference to FROM-clause entry for table").
+			WithHint("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 	}
 	for i := range rsc.names {
 		if r := rsc.rel(i); r != "" && lsc.hasRel(r) {
@@ -307,6 +322,13 @@ func bindJoin(cat Catalog, j *JoinClause, q queryCtx) (plan.Node, *scope, error)
 		on = conds[0]
 	default:
 		on = &plan.Call{Op: plan.OpAnd, Args: conds, Typ: types.TypBool}
+	}
+	if len(largs) > 0 {
+		kind := plan.JoinInner
+		if j.Kind == JoinLeft {
+			kind = plan.JoinLeft
+		}
+		return &plan.LateralJoin{Kind: kind, Left: ln, Right: rn, Args: largs, On: on}, sc, nil
 	}
 	switch j.Kind {
 	case JoinInner, JoinCross:

@@ -74,9 +74,6 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		return &TableRef{Join: jc}, nil
 	case *pg.Node_RangeSubselect:
 		rs := x.RangeSubselect
-		if rs.Lateral {
-			return nil, unsupported("LATERAL subqueries")
-		}
 		sel := rs.Subquery.GetSelectStmt()
 		if sel == nil {
 			return nil, unsupported("this subquery in FROM")
@@ -88,10 +85,10 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		if rs.Alias == nil {
 			return nil, pgerror.New(pgerror.SyntaxError, "subquery in FROM must have an alias")
 		}
-		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname, ColAliases: aliasNames(rs.Alias)}, nil
+		return &TableRef{Subquery: q, Alias: rs.Alias.Aliasname, ColAliases: aliasNames(rs.Alias), Lateral: rs.Lateral}, nil
 	case *pg.Node_RangeFunction:
 		rf := x.RangeFunction
-		if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		if rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 			return nil, unsupported("this function in FROM")
 		}
 		items := rf.Functions[0].GetList()
@@ -106,7 +103,8 @@ func convertFromItem(n *pg.Node) (*TableRef, error) {
 		if !ok {
 			return nil, unsupported("this function in FROM")
 		}
-		r := &TableRef{Func: fc, Name: fc.Name, Alias: fc.Name}
+		// A function in FROM is lateral, LATERAL written or not.
+		r := &TableRef{Func: fc, Name: fc.Name, Alias: fc.Name, Lateral: true}
 		if rf.Alias != nil {
 			r.Alias, r.ColAliases = rf.Alias.Aliasname, aliasNames(rf.Alias)
 		}

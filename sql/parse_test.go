@@ -117,10 +117,10 @@ func TestParseExpressions(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for q, code := range map[string]pgerror.Code{
-		"SELEC 1":                                                  pgerror.SyntaxError,
-		"SELECT FROM WHERE":                                        pgerror.SyntaxError,
-		"CREATE INDEX i ON t (a)":                                  pgerror.FeatureNotSupported,
-		"SELECT * FROM a, LATERAL (SELECT 1) s":                    pgerror.FeatureNotSupported,
+		"SELEC 1":                 pgerror.SyntaxError,
+		"SELECT FROM WHERE":       pgerror.SyntaxError,
+		"CREATE INDEX i ON t (a)": pgerror.FeatureNotSupported,
+		"SELECT * FROM generate_series(1, 2) WITH ORDINALITY":      pgerror.FeatureNotSupported,
 		"WITH d AS (DELETE FROM t RETURNING *) SELECT 1":           pgerror.FeatureNotSupported,
 		"CREATE TABLE t (a nosuchtype)":                            pgerror.UndefinedObject,
 		"CREATE TABLE t (a vector(0))":                             pgerror.InvalidParameterValue,
