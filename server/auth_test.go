@@ -360,7 +360,7 @@ func TestTLS(t *testing.T) {
 func TestPsqlPasswordTLS(t *testing.T) {
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skip("psql not installed")
+		t.Fatal("psql is not installed; ./scripts/test.sh installs it (postgresql-client-15)")
 	}
 	_, cert, key := writeCerts(t)
 	srv := startWith(t, server.Options{TLSCert: cert, TLSKey: key, Auth: "scram", BootstrapPassword: "psqlpw"})

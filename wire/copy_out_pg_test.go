@@ -24,7 +24,7 @@ const postgres15Bin = "/usr/lib/postgresql/15/bin"
 func startPostgres15(t *testing.T) *pgconn.PgConn {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(postgres15Bin, "initdb")); err != nil {
-		t.Skipf("PostgreSQL 15 is not installed (%s/initdb): no comparison with it", postgres15Bin)
+		t.Fatalf("PostgreSQL 15 is not installed (%s/initdb); ./scripts/test.sh installs it (postgresql-15)", postgres15Bin)
 	}
 	dir, err := os.MkdirTemp("", "pg15-")
 	if err != nil {

@@ -19,7 +19,7 @@ func runPsqlStdin(t *testing.T, ts *testServer, stdin string, args ...string) (s
 	t.Helper()
 	psql, lerr := exec.LookPath("psql")
 	if lerr != nil {
-		t.Skip("psql not installed")
+		t.Fatal("psql is not installed; ./scripts/test.sh installs it (postgresql-client-15)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

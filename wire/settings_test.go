@@ -181,7 +181,7 @@ func TestShowExtendedProtocol(t *testing.T) {
 func TestPsqlOnATerminal(t *testing.T) {
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skip("psql is not installed")
+		t.Fatal("psql is not installed; ./scripts/test.sh installs it (postgresql-client-15)")
 	}
 	ts := startRealServer(t)
 	host, port, _ := net.SplitHostPort(ts.addr)

@@ -17,18 +17,18 @@ const jdbcJar = "/usr/share/java/postgresql.jar"
 func TestJDBCMetadataMatchesPostgres15(t *testing.T) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
-		t.Skip("no JDK: javac is not installed")
+		t.Fatal("javac is not installed; ./scripts/test.sh installs a JDK")
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		t.Skip("no JDK: java is not installed")
+		t.Fatal("java is not installed; ./scripts/test.sh installs a JDK")
 	}
 	if _, err := os.Stat(jdbcJar); err != nil {
-		t.Skipf("%s is not installed", jdbcJar)
+		t.Fatalf("%s is not installed; ./scripts/test.sh installs it (libpostgresql-jdbc-java)", jdbcJar)
 	}
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skip("psql is not installed")
+		t.Fatal("psql is not installed; ./scripts/test.sh installs it (postgresql-client-15)")
 	}
 	classes := t.TempDir()
 	if out, err := exec.Command(javac, "-d", classes, "-cp", jdbcJar, filepath.Join("jdbc", "CatalogDump.java")).CombinedOutput(); err != nil {

@@ -65,7 +65,7 @@ var commands = []string{
 func TestPsqlMetaCommandsMatchPostgres15(t *testing.T) {
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skip("psql is not installed")
+		t.Fatal("psql is not installed; ./scripts/test.sh installs it (postgresql-client-15)")
 	}
 	pgPort := startPostgres15(t)
 	dlHost, dlPort := startDeeplaked(t)
@@ -126,7 +126,7 @@ func startDeeplaked(t *testing.T) (string, string) {
 func startPostgres15(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(postgres15Bin, "initdb")); err != nil {
-		t.Skipf("PostgreSQL 15 is not installed (%s/initdb): no comparison with it", postgres15Bin)
+		t.Fatalf("PostgreSQL 15 is not installed (%s/initdb); ./scripts/test.sh installs it (postgresql-15)", postgres15Bin)
 	}
 	dir, err := os.MkdirTemp("", "pg15-")
 	if err != nil {
