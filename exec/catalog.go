@@ -353,6 +353,14 @@ func typeOIDByName(s string) (uint32, bool) {
 			return t.oid, true
 		}
 	}
+	// An array type by its internal name: _float4 is real[].
+	if elem, ok := strings.CutPrefix(s, "_"); ok && !array {
+		for _, t := range builtinTypes {
+			if t.name == elem && t.array != 0 {
+				return t.array, true
+			}
+		}
+	}
 	return 0, false
 }
 

@@ -243,6 +243,29 @@ func runPgx(t *testing.T, tg target) map[string]string {
 					return fmt.Errorf("columns %q, want %q", got, want)
 				}
 			}
+			// Types by name, as pgvector-go (to_regtype) and pgx's
+			// LoadType find them: the vector's OID is the one the
+			// embedding column reports, the tensors' array types load.
+			var vecOID uint32
+			if err := conn.QueryRow(ctx, "SELECT to_regtype('vector')::oid").Scan(&vecOID); err != nil {
+				return err
+			}
+			sd, err := conn.Prepare(ctx, "", "SELECT embedding FROM "+pgxItems)
+			if err != nil {
+				return err
+			}
+			if vecOID != sd.Fields[0].DataTypeOID {
+				return fmt.Errorf("to_regtype('vector') = %d, the embedding column's type is %d", vecOID, sd.Fields[0].DataTypeOID)
+			}
+			for name, oid := range map[string]uint32{"_float4": 1021, "float4[]": 1021, "_int2": 1005} {
+				typ, err := conn.LoadType(ctx, name)
+				if err != nil {
+					return fmt.Errorf("LoadType(%q): %w", name, err)
+				}
+				if typ.OID != oid {
+					return fmt.Errorf("LoadType(%q): OID %d, want %d", name, typ.OID, oid)
+				}
+			}
 			return nil
 		}),
 		"sqlstate": step(func() error {

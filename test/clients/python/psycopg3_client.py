@@ -9,6 +9,7 @@ import psycopg
 from psycopg import errors
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
+from psycopg.types import TypeInfo
 
 from common import (Canceller, COLUMNS, COPY_ROWS, COPY_TEXT, ITEMS, SEQ_ROWS, expect, expect_rows, expect_seq,
                     parse_vector_binary, parse_vector_text, run, seq_ddl, seq_rows, table_ddl)
@@ -163,6 +164,13 @@ def step_catalog():
                             "ORDER BY ordinal_position", [ITEMS_TABLE]).fetchall()
         expect("information_schema.columns", cols, [("id", "int4"), ("name", "text"), ("score", "float8"), ("payload", "bytea"),
                                                     ("embedding", "vector"), ("weights", "_float4"), ("pixels", "_int2")])
+        # Types by name, as pgvector's register_vector finds the vector type.
+        info = TypeInfo.fetch(conn, "vector")
+        if info is None:
+            raise AssertionError("TypeInfo.fetch(conn, 'vector') found nothing")
+        cur = conn.execute(f"SELECT embedding FROM {ITEMS_TABLE} WHERE false")
+        expect("vector OID", info.oid, cur.description[0].type_code)
+        expect("real[] by name", TypeInfo.fetch(conn, "_float4").oid, 1021)
 
 
 def step_sqlstate():
