@@ -180,3 +180,20 @@ func TestStatementsEndToEnd(t *testing.T) {
 	mustRun(t, s, "DROP TABLE IF EXISTS nope; DROP TABLE t", "DROP TABLE; DROP TABLE")
 	wantCode(t, s, "SELECT * FROM t", pgerror.UndefinedTable)
 }
+
+// TestOutputNames: columns are named as PostgreSQL names them.
+func TestOutputNames(t *testing.T) {
+	s := newSession(t)
+	got, err := run(t, s, "SELECT (SELECT 1 AS x), (SELECT 2), EXISTS (SELECT 1), ARRAY(SELECT 1), ARRAY[1], (SELECT v FROM (VALUES (3)) s(v))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := strings.SplitN(strings.TrimPrefix(got, "columns "), ";", 2)[0]
+	var only []string
+	for _, c := range strings.Split(names, ",") {
+		only = append(only, strings.SplitN(c, ":", 2)[0])
+	}
+	if want := "x ?column? exists array array v"; strings.Join(only, " ") != want {
+		t.Fatalf("names %q, want %q", strings.Join(only, " "), want)
+	}
+}

@@ -806,6 +806,23 @@ func exprName(e Expr) string {
 		if e.Kind == LitBool {
 			return "bool"
 		}
+	case *ArrayExpr:
+		return "array"
+	case *SubqueryExpr:
+		switch e.Kind {
+		case SubExists:
+			return "exists"
+		case SubArray:
+			return "array"
+		case SubScalar:
+			// A scalar subquery is named after its one output column.
+			if q := e.Query; q != nil && len(q.Items) == 1 && !q.Items[0].Star {
+				if q.Items[0].Alias != "" {
+					return q.Items[0].Alias
+				}
+				return exprName(q.Items[0].Expr)
+			}
+		}
 	}
 	return "?column?"
 }
