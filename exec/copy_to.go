@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -27,6 +28,9 @@ type CopyTo struct {
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
+	if n.Options.Format == plan.CopyTensor {
+		return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY format tensor is not supported yet")
+	}
 	op, err := Build(env, n.Query)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,30 @@ const (
 	// CopyBinary is PostgreSQL's binary format (PGCOPY header, per-field
 	// lengths, values in their binary send forms).
 	CopyBinary
+	// CopyTensor is the tensor stream: one frame of column buffers per
+	// batch of rows (docs/tensor-stream.md). COPY TO only.
+	CopyTensor
+)
+
+// CopyShuffle is the SHUFFLE option of the tensor stream.
+type CopyShuffle uint8
+
+// Shuffle modes.
+const (
+	// ShuffleNone keeps the query's order.
+	ShuffleNone CopyShuffle = iota
+	// ShuffleBuffer shuffles the order of the row groups, then passes the
+	// rows through a shuffle buffer of ShuffleBuffer rows.
+	ShuffleBuffer
+	// ShuffleExact reads every row, then permutes them uniformly.
+	ShuffleExact
+)
+
+// Tensor stream defaults and limits.
+const (
+	DefaultTensorBatch   = 256
+	MaxTensorBatch       = 1 << 20
+	DefaultShuffleBuffer = 16384
 )
 
 // CopyHeader says what COPY FROM does with the first line; for COPY TO,
@@ -69,4 +93,19 @@ type CopyOptions struct {
 	Null      string
 	Quote     byte
 	Escape    byte
+	// Tensor holds the options of FORMAT tensor; zero for other formats.
+	Tensor TensorOptions
+}
+
+// TensorOptions are the options of the tensor stream (FORMAT tensor), as
+// docs/tensor-stream.md describes them.
+type TensorOptions struct {
+	BatchSize     int
+	DropLast      bool
+	Shuffle       CopyShuffle
+	Seed          uint64
+	ShuffleBuffer int
+	// Rank and World select shard Rank of World (World ≥ 1).
+	Rank, World int
+	StartBatch  int64
 }

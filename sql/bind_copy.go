@@ -57,6 +57,7 @@ func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 	seen := make(map[string]bool, len(list))
 	var delim, null, quote, escape *string
 	forceQuote := false
+	var tensorOpts []Option
 	for _, o := range list {
 		if seen[o.Name] {
 			return opts, pgerror.New(pgerror.SyntaxError, "conflicting or redundant options")
@@ -72,7 +73,10 @@ func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 			case "binary":
 				opts.Format = plan.CopyBinary
 			case "tensor":
-				return opts, unsupported("COPY format tensor")
+				if from {
+					return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY format \"tensor\" is only available with COPY TO")
+				}
+				opts.Format = plan.CopyTensor
 			default:
 				return opts, pgerror.Newf(pgerror.InvalidParameterValue, "COPY format \"%s\" not recognized", o.Value)
 			}
@@ -102,6 +106,8 @@ func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 				return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY force quote only available using COPY TO")
 			}
 			forceQuote = true
+		case "batch_size", "drop_last", "shuffle", "seed", "shuffle_buffer", "shard", "start_batch", "version":
+			tensorOpts = append(tensorOpts, o)
 		case "freeze", "force_not_null", "force_null", "default", "on_error", "log_verbosity":
 			return opts, unsupported("COPY option " + strings.ToUpper(o.Name))
 		default:
@@ -109,6 +115,12 @@ func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 		}
 	}
 
+	if opts.Format == plan.CopyTensor {
+		return tensorOptions(opts, tensorOpts, seen)
+	}
+	if len(tensorOpts) > 0 {
+		return opts, pgerror.Newf(pgerror.FeatureNotSupported, "COPY %s available only with FORMAT tensor", strings.ToUpper(tensorOpts[0].Name))
+	}
 	csv, binary := opts.Format == plan.CopyCSV, opts.Format == plan.CopyBinary
 	if binary && delim != nil {
 		return opts, pgerror.New(pgerror.SyntaxError, "cannot specify DELIMITER in BINARY mode")

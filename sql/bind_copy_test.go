@@ -128,8 +128,24 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t FROM STDIN WHERE a > 1", "0A000", "COPY FROM ... WHERE is not supported yet"},
 		{"COPY t TO '/tmp/x'", "0A000", "COPY TO a file or program is not supported"},
 		{"COPY (SELECT 1) TO PROGRAM 'cat'", "0A000", "COPY TO a file or program is not supported"},
-		{"COPY t TO STDOUT (FORMAT tensor)", "0A000", "COPY format tensor is not supported yet"},
-		{"COPY (SELECT a FROM t) TO STDOUT (FORMAT tensor, HEADER)", "0A000", "COPY format tensor is not supported yet"},
+		{"COPY t FROM STDIN (FORMAT tensor)", "0A000", `COPY format "tensor" is only available with COPY TO`},
+		{"COPY (SELECT a FROM t) TO STDOUT (FORMAT tensor, HEADER)", "0A000", "cannot specify HEADER with FORMAT tensor"},
+		{"COPY t TO STDOUT (FORMAT tensor, DELIMITER ',')", "0A000", "cannot specify DELIMITER with FORMAT tensor"},
+		{"COPY t TO STDOUT (FORMAT csv, BATCH_SIZE 4)", "0A000", "COPY BATCH_SIZE available only with FORMAT tensor"},
+		{"COPY t TO STDOUT (SHUFFLE true)", "0A000", "COPY SHUFFLE available only with FORMAT tensor"},
+		{"COPY t TO STDOUT (FORMAT tensor, BATCH_SIZE 0)", "22023", "BATCH_SIZE 0 is out of range (1 to 1048576)"},
+		{"COPY t TO STDOUT (FORMAT tensor, BATCH_SIZE 2000000)", "22023", "BATCH_SIZE 2000000 is out of range (1 to 1048576)"},
+		{"COPY t TO STDOUT (FORMAT tensor, BATCH_SIZE 'x')", "22023", `invalid value for BATCH_SIZE: "x"`},
+		{"COPY t TO STDOUT (FORMAT tensor, BATCH_SIZE)", "42601", "batch_size requires a numeric value"},
+		{"COPY t TO STDOUT (FORMAT tensor, BATCH_SIZE 2, BATCH_SIZE 3)", "42601", "conflicting or redundant options"},
+		{"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'maybe')", "42601", `shuffle requires a Boolean value or "exact"`},
+		{"COPY t TO STDOUT (FORMAT tensor, DROP_LAST 'x')", "42601", "drop_last requires a Boolean value"},
+		{"COPY t TO STDOUT (FORMAT tensor, SHARD '2/2')", "22023", `invalid value for SHARD: "2/2"`},
+		{"COPY t TO STDOUT (FORMAT tensor, SHARD '0/0')", "22023", `invalid value for SHARD: "0/0"`},
+		{"COPY t TO STDOUT (FORMAT tensor, SHARD '1')", "22023", `invalid value for SHARD: "1"`},
+		{"COPY t TO STDOUT (FORMAT tensor, SEED 'abc')", "22023", `invalid value for SEED: "abc"`},
+		{"COPY t TO STDOUT (FORMAT tensor, START_BATCH -1)", "22023", "START_BATCH -1 is out of range (0 to 4611686018427387904)"},
+		{"COPY t TO STDOUT (FORMAT tensor, SHUFFLE_BUFFER 0)", "22023", "SHUFFLE_BUFFER 0 is out of range (1 to 16777216)"},
 		{"COPY t TO STDOUT (HEADER match)", "0A000", `cannot use "match" with HEADER in COPY TO`},
 		{"COPY t TO STDOUT (FORCE_QUOTE (a))", "0A000", "COPY force quote available only in CSV mode"},
 		{"COPY t FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", "0A000", "option FORCE_QUOTE with a column list is not supported yet"},
@@ -147,6 +163,28 @@ func TestCopyErrors(t *testing.T) {
 		_, err := bindCopy(tc.q)
 		if pgerror.GetCode(err) != tc.code || err.Error() != tc.msg {
 			t.Errorf("%s:\n got %v (%s)\nwant %s (%s)", tc.q, err, pgerror.GetCode(err), tc.msg, tc.code)
+		}
+	}
+}
+
+func TestTensorOptions(t *testing.T) {
+	for q, want := range map[string]plan.TensorOptions{
+		"COPY t TO STDOUT (FORMAT tensor)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1},
+		"COPY (SELECT a FROM t) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 8, SHUFFLE true, SEED 42, SHARD '1/4', DROP_LAST true, SHUFFLE_BUFFER 100, START_BATCH 3)": {
+			BatchSize: 8, Shuffle: plan.ShuffleBuffer, Seed: 42, Rank: 1, World: 4, DropLast: true, ShuffleBuffer: 100, StartBatch: 3},
+		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, DropLast: true},
+		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1},
+	} {
+		ps, err := Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		n, err := BindCopyTo(copyCatalog, ps[0].Stmt.(*CopyTo))
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if n.Options.Format != plan.CopyTensor || n.Options.Tensor != want {
+			t.Errorf("%s:\n got %+v\nwant %+v", q, n.Options.Tensor, want)
 		}
 	}
 }
