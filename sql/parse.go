@@ -2,6 +2,7 @@ package sql
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -841,7 +842,42 @@ func convertExpr(n *pg.Node) (Expr, error) {
 	case *pg.Node_SqlvalueFunction:
 		return sqlValueFunction(e.SqlvalueFunction)
 	}
-	return nil, unsupported("this expression")
+	return nil, unsupported(exprFeature(n))
+}
+
+// exprFeatures names the expressions deeplaked does not take, as error
+// messages say them.
+var exprFeatures = map[string]string{
+	"RowExpr":                   "ROW(...)",
+	"MinMaxExpr":                "GREATEST/LEAST",
+	"XmlExpr":                   "XML",
+	"XmlSerialize":              "XMLSERIALIZE",
+	"GroupingFunc":              "GROUPING",
+	"MergeSupportFunc":          "MERGE_ACTION",
+	"JsonObjectConstructor":     "JSON_OBJECT",
+	"JsonArrayConstructor":      "JSON_ARRAY",
+	"JsonIsPredicate":           "IS JSON",
+	"JsonFuncExpr":              "JSON_QUERY/JSON_VALUE/JSON_EXISTS",
+	"JsonParseExpr":             "JSON()",
+	"JsonScalarExpr":            "JSON_SCALAR",
+	"JsonSerializeExpr":         "JSON_SERIALIZE",
+	"JsonArrayQueryConstructor": "JSON_ARRAY (query)",
+	"JsonObjectAgg":             "JSON_OBJECTAGG",
+	"JsonArrayAgg":              "JSON_ARRAYAGG",
+	"MultiAssignRef":            "a multiple-column assignment",
+	"SetToDefault":              "DEFAULT here",
+	"CurrentOfExpr":             "WHERE CURRENT OF",
+	"NamedArgExpr":              "a named function argument",
+}
+
+// exprFeature names the expression n for an "is not supported" error:
+// from the table above, else after its parse node ("RowExpr expressions").
+func exprFeature(n *pg.Node) string {
+	name := strings.TrimPrefix(fmt.Sprintf("%T", n.Node), "*pg_query.Node_")
+	if f, ok := exprFeatures[name]; ok {
+		return f
+	}
+	return "the expression " + name
 }
 
 func convertAExpr(a *pg.A_Expr) (Expr, error) {
@@ -929,8 +965,10 @@ func convertAExpr(a *pg.A_Expr) (Expr, error) {
 			op = "IS NOT DISTINCT FROM"
 		}
 		return &BinaryExpr{Op: op, L: l, R: r}, nil
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, unsupported("SIMILAR TO")
 	}
-	return nil, unsupported("this operator form")
+	return nil, unsupported("this operator form (" + strings.TrimPrefix(a.Kind.String(), "AEXPR_") + ")")
 }
 
 func isIntegerText(s string) bool {

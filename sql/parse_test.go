@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -136,6 +137,22 @@ func TestParseErrors(t *testing.T) {
 		}
 		if got := pgerror.GetCode(err); got != code {
 			t.Errorf("%s: code %s (%v), want %s", q, got, err, code)
+		}
+	}
+}
+
+// TestUnsupportedNamesTheFeature: a 0A000 names what is not supported.
+func TestUnsupportedNamesTheFeature(t *testing.T) {
+	for q, want := range map[string]string{
+		"SELECT ROW(1, 2)":                   "ROW(...) is not supported yet",
+		"SELECT GREATEST(1, 2)":              "GREATEST/LEAST is not supported yet",
+		"SELECT 'a' SIMILAR TO 'b'":          "SIMILAR TO is not supported yet",
+		"SELECT xmlelement(name a)":          "XML is not supported yet",
+		"SELECT a[1:2] FROM (SELECT 1) t(a)": "array slices is not supported yet",
+	} {
+		_, err := Parse(q)
+		if err == nil || !strings.Contains(err.Error(), want) || pgerror.GetCode(err) != pgerror.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000 %q", q, err, want)
 		}
 	}
 }
