@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"session": {"sql", "planner", "exec", "plan", "types", "pgerror", "storage"},
 	"wire":    {"session", "types", "pgerror"},
 	"server":  {"wire", "session", "storage", "types", "pgerror"},
+	"client":  {},
 }
 
 // exclusive names foreign modules only one project package may import.

@@ -1,0 +1,25 @@
+// Package stream reads deeplaked's tensor stream (COPY ... TO STDOUT WITH
+// (FORMAT tensor, ...), specified in docs/tensor-stream.md) over a pgconn
+// connection and yields its batches as typed Go slices.
+//
+//	batches, err := stream.Stream(ctx, conn, "SELECT embedding, label FROM samples",
+//		stream.Options{BatchSize: 64, Shuffle: true, Seed: 7})
+//	if err != nil { ... }
+//	defer batches.Close()
+//	for batches.Next() {
+//		b := batches.Batch()
+//		emb := b.Column("embedding").Float32() // rows × dims, row-major
+//		lab := b.Column("label").Int32()
+//		...
+//	}
+//	if err := batches.Err(); err != nil { ... } // a server error is a *pgconn.PgError
+//
+// A reading goroutine runs the COPY and copies each CopyData message (one
+// frame, one batch) into one of two reused 64-byte aligned buffers, so each
+// column's buffer is wrapped in place as a []float32, []int64, ... without
+// parsing rows. The goroutine waits while the consumer holds the other
+// buffer: at most one frame is read ahead (backpressure, not a queue).
+//
+// NB: a Batch and every slice taken from it are borrowed: they are valid
+// until the next call to Next or Close. Copy what must outlive that.
+package stream

@@ -1,0 +1,145 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Batches is an open stream. Call Next until it returns false, then Err;
+// Close ends the stream early. A Batches is used by one goroutine.
+type Batches struct {
+	cancel context.CancelFunc
+	free   chan []byte // buffers the reader may fill
+	full   chan []byte // frames, aligned, in stream order
+	done   chan struct{}
+	held   []byte // the buffer behind the current batch
+	batch  Batch
+	err    error // reader's result, valid once done is closed
+	tag    pgconn.CommandTag
+	failed error // a parse error or the reader's error
+	closed bool
+}
+
+// Stream starts streaming query (a SELECT or a table name) from conn with
+// opts. conn is busy until Next returns false or Close returns.
+func Stream(ctx context.Context, conn *pgconn.PgConn, query string, opts Options) (*Batches, error) {
+	sql, err := CopySQL(query, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Batches{
+		cancel: cancel,
+		free:   make(chan []byte, 2),
+		full:   make(chan []byte),
+		done:   make(chan struct{}),
+	}
+	// NB: two buffers: the consumer holds one while the reader fills the
+	// other, so at most one frame is read ahead.
+	s.free <- nil
+	s.free <- nil
+	go s.read(ctx, conn, sql)
+	return s, nil
+}
+
+// frameWriter receives the COPY's CopyData messages: pgconn.CopyTo calls
+// Write once per message with the whole payload, which is one frame.
+type frameWriter struct {
+	ctx context.Context
+	s   *Batches
+}
+
+var _ io.Writer = (*frameWriter)(nil)
+
+func (w *frameWriter) Write(p []byte) (int, error) {
+	var buf []byte
+	select {
+	case buf = <-w.s.free:
+	case <-w.ctx.Done():
+		return 0, w.ctx.Err()
+	}
+	// NB: p is pgconn's read buffer, valid only during this call.
+	frame := AlignedCopy(&buf, p)
+	select {
+	case w.s.full <- frame:
+		return len(p), nil
+	case <-w.ctx.Done():
+		return 0, w.ctx.Err()
+	}
+}
+
+func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string) {
+	defer close(s.done)
+	s.tag, s.err = conn.CopyTo(ctx, &frameWriter{ctx: ctx, s: s}, sql)
+}
+
+// Next advances to the next batch, releasing the previous one.
+func (s *Batches) Next() bool {
+	if s.failed != nil || s.closed {
+		return false
+	}
+	if s.held != nil {
+		s.free <- s.held[:0]
+		s.held = nil
+	}
+	select {
+	case frame := <-s.full:
+		s.held = frame
+		if err := ParseFrame(frame, &s.batch); err != nil {
+			s.failed = err
+			s.stop()
+			return false
+		}
+		return true
+	case <-s.done:
+		if s.err != nil {
+			s.failed = s.err
+		}
+		s.closed = true
+		s.cancel()
+		return false
+	}
+}
+
+// Batch returns the current batch, borrowed until the next call to Next or
+// Close.
+func (s *Batches) Batch() *Batch { return &s.batch }
+
+// Err returns the error that ended the stream: a *pgconn.PgError for an
+// error the server sent (the epoch's batches so far must be dropped), a
+// frame error, or nil at a clean end.
+func (s *Batches) Err() error { return s.failed }
+
+// Rows returns the number of rows the server reports sending, once Next has
+// returned false without error.
+func (s *Batches) Rows() int64 { return s.tag.RowsAffected() }
+
+// Close ends the stream, waiting for the reader. Closing before the end
+// cancels the COPY, which closes the connection (pgconn's cancellation).
+func (s *Batches) Close() error {
+	if !s.closed {
+		s.stop()
+	}
+	if errors.Is(s.failed, context.Canceled) {
+		return nil
+	}
+	return s.failed
+}
+
+func (s *Batches) stop() {
+	select {
+	case <-s.done:
+	default:
+		s.cancel()
+		<-s.done
+	}
+	s.closed = true
+	s.cancel()
+	if s.failed == nil && s.err != nil && !errors.Is(s.err, context.Canceled) {
+		s.failed = fmt.Errorf("stream: %w", s.err)
+	}
+}
