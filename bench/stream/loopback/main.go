@@ -1,0 +1,74 @@
+// Command loopback measures the loopback TCP ceiling the tensor stream is
+// held to: a sender writes -bytes bytes in -chunk-sized writes to a
+// receiver over 127.0.0.1, the receiver reads them into one reused buffer,
+// and the rate is printed as JSON.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+func main() {
+	total := flag.Int64("bytes", 2<<30, "bytes to send")
+	chunk := flag.Int("chunk", 1<<20, "bytes per write and per read")
+	flag.Parse()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			fail(err)
+		}
+		buf := make([]byte, *chunk)
+		for sent := int64(0); sent < *total; {
+			n := int64(len(buf))
+			if n > *total-sent {
+				n = *total - sent
+			}
+			if _, err := c.Write(buf[:n]); err != nil {
+				fail(err)
+			}
+			sent += n
+		}
+		c.Close()
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		fail(err)
+	}
+	buf := make([]byte, *chunk)
+	start := time.Now()
+	var got int64
+	var first time.Duration
+	for {
+		n, err := c.Read(buf)
+		if got == 0 && n > 0 {
+			first = time.Since(start)
+		}
+		got += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+	wall := time.Since(start)
+	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"name": "loopback TCP ceiling", "bytes": got, "seconds": wall.Seconds(),
+		"gb_per_s": float64(got) / wall.Seconds() / 1e9, "first_bytes_ms": first.Seconds() * 1000,
+	})
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "loopback:", err)
+	os.Exit(1)
+}
