@@ -2,6 +2,7 @@
 
     anchors.py gen DIR ROWS                 write DIR/images.npy (ROWS x 3 x 64 x 64 uint8) and DIR/labels.npy
     anchors.py load-pg DSN DIR              load them into PostgreSQL: samples (id int, image bytea, label int)
+    anchors.py load-dl DSN DIR              load them into deeplaked: samples (id int, image uint8[3][64][64], label int)
     anchors.py pg-copy DSN BATCH            COPY ... TO STDOUT (FORMAT binary) with psycopg into torch batches
     anchors.py pg-select DSN BATCH          a plain SELECT with psycopg into torch batches
     anchors.py npy DIR BATCH                numpy.load(mmap_mode='r') into torch batches
@@ -58,6 +59,40 @@ def load_pg(dsn, src):
             for i in range(len(labels)):
                 copy.write_row((i, images[i].tobytes(), int(labels[i])))
         conn.execute("VACUUM ANALYZE samples")
+
+
+def load_dl(dsn, src):
+    """Loads the images as a tensor column with binary COPY: each image in
+    PostgreSQL's array form (smallint elements, a length before each), built
+    for a whole block of rows at once with numpy."""
+    images = np.load(f"{src}/images.npy", mmap_mode="r")
+    labels = np.load(f"{src}/labels.npy")
+    elem = np.dtype([("len", ">i4"), ("val", ">i2")])
+    head = np.array([3, 0, 21, 3, 1, 64, 1, 64, 1], dtype=">i4").tobytes()
+    # One row: int16 field count, then id, image and label fields.
+    row = np.dtype([("nf", ">i2"), ("idlen", ">i4"), ("id", ">i4"), ("imglen", ">i4"),
+                    ("imghead", "V%d" % len(head)), ("elems", elem, ITEM), ("lablen", ">i4"), ("label", ">i4")])
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS samples")
+        conn.execute("CREATE TABLE samples (id int, image uint8[3][64][64], label int)")
+        with conn.cursor().copy("COPY samples FROM STDIN (FORMAT binary)") as copy:
+            copy.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
+            step = 1000
+            for i in range(0, len(labels), step):
+                n = min(step, len(labels) - i)
+                block = np.zeros(n, dtype=row)
+                block["nf"] = 3
+                block["idlen"] = 4
+                block["id"] = np.arange(i, i + n)
+                block["imglen"] = len(head) + ITEM * elem.itemsize
+                block["imghead"] = np.frombuffer(head, dtype="V%d" % len(head))[0]
+                block["elems"]["len"] = 2
+                block["elems"]["val"] = images[i:i + n].reshape(n, ITEM)
+                block["lablen"] = 4
+                block["label"] = labels[i:i + n]
+                copy.write(block.tobytes())
+            copy.write(b"\xff\xff")
+        conn.execute("VACUUM samples")
 
 
 def batches_to_torch(rows_iter, batch):
@@ -128,6 +163,8 @@ def main(argv):
         gen(argv[2], int(argv[3]))
     elif cmd == "load-pg":
         load_pg(argv[2], argv[3])
+    elif cmd == "load-dl":
+        load_dl(argv[2], argv[3])
     elif cmd == "pg-copy":
         pg_copy(argv[2], int(argv[3]))
     elif cmd == "pg-select":
