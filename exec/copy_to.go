@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"io"
 
-	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -28,9 +27,6 @@ type CopyTo struct {
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
-	if n.Options.Format == plan.CopyTensor {
-		return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY format tensor is not supported yet")
-	}
 	op, err := Build(env, n.Query)
 	if err != nil {
 		return nil, err
@@ -41,11 +37,15 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 // Close releases the query's operators.
 func (c *CopyTo) Close() { c.op.Close() }
 
-// Run writes the rows to w, one Write per row as PostgreSQL sends one
+// Run writes the rows to w, one Write per row (one per frame of rows for
+// FORMAT tensor) as PostgreSQL sends one
 // CopyData message per row (the binary header goes with the first row, the
 // trailer alone). w must not keep the slice it is given. Run returns the
 // number of rows written.
 func (c *CopyTo) Run(w io.Writer) (int64, error) {
+	if c.opts.Format == plan.CopyTensor {
+		return c.runTensor(w)
+	}
 	c.row = c.row[:0]
 	switch {
 	case c.opts.Format == plan.CopyBinary:

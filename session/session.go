@@ -269,7 +269,7 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 		return err
 	}
 	defer ct.Close()
-	out, err := w.CopyOut(n.Options.Format == plan.CopyBinary, len(n.Columns()))
+	out, err := w.CopyOut(n.Options.Format == plan.CopyBinary || n.Options.Format == plan.CopyTensor, len(n.Columns()))
 	if err != nil {
 		return err
 	}

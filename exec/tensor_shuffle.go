@@ -1,0 +1,221 @@
+package exec
+
+import (
+	"io"
+	"math/rand/v2"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// rowStore holds rows copied out of the query's batches, by slot: the
+// shuffle buffer (a fixed number of slots, overwritten in place) and the
+// rows of an exact shuffle.
+type rowStore struct {
+	cols []storeCol
+	n    int
+}
+
+// storeCol is one column of a rowStore; every slice has one entry per
+// slot, whatever the column's physical type, so a slot reads uniformly.
+type storeCol struct {
+	nulls  []bool
+	bools  []bool
+	ints   []int64
+	floats []float64
+	bytes  [][]byte
+}
+
+func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, ncols)} }
+
+// set copies row i of cols into slot s (s ≤ st.n; s == st.n adds a slot).
+// text[j] asks for column j's text form (see tensorCol.text); scratch
+// holds it.
+func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
+	if s == st.n {
+		for j := range st.cols {
+			c := &st.cols[j]
+			c.nulls = append(c.nulls, false)
+			c.bools = append(c.bools, false)
+			c.ints = append(c.ints, 0)
+			c.floats = append(c.floats, 0)
+			if len(c.bytes) < cap(c.bytes) {
+				c.bytes = c.bytes[:len(c.bytes)+1]
+			} else {
+				c.bytes = append(c.bytes, nil)
+			}
+		}
+		st.n++
+	}
+	for j, v := range cols {
+		c := &st.cols[j]
+		c.nulls[s] = v.Nulls[i]
+		c.bytes[s] = c.bytes[s][:0]
+		if v.Nulls[i] {
+			continue
+		}
+		switch v.Type.Phys() {
+		case types.PhysBool:
+			c.bools[s] = v.Bools[i]
+		case types.PhysInt:
+			c.ints[s] = v.Ints[i]
+		case types.PhysFloat:
+			c.floats[s] = v.Floats[i]
+		default:
+			if f.cols[j].text {
+				c.bytes[s] = types.AppendText(c.bytes[s], v, i)
+			} else {
+				c.bytes[s] = append(c.bytes[s], v.Bytes.Get(i)...)
+			}
+		}
+	}
+}
+
+// swap exchanges slots a and b.
+func (st *rowStore) swap(a, b int) {
+	for j := range st.cols {
+		c := &st.cols[j]
+		c.nulls[a], c.nulls[b] = c.nulls[b], c.nulls[a]
+		c.bools[a], c.bools[b] = c.bools[b], c.bools[a]
+		c.ints[a], c.ints[b] = c.ints[b], c.ints[a]
+		c.floats[a], c.floats[b] = c.floats[b], c.floats[a]
+		c.bytes[a], c.bytes[b] = c.bytes[b], c.bytes[a]
+	}
+}
+
+// tensorStream orders the query's rows as the options say (shard,
+// shuffle, START_BATCH) and writes them as frames.
+type tensorStream struct {
+	opts   plan.TensorOptions
+	frames *tensorFrames
+	w      io.Writer
+	rng    *rand.Rand
+	// store is the shuffle buffer, or every row for an exact shuffle.
+	store *rowStore
+	// pos counts the query's rows (for sharding by position); skip the
+	// rows still to skip for START_BATCH; batch the next frame's index;
+	// sent the rows written.
+	pos   int64
+	skip  int64
+	batch uint64
+	sent  int64
+}
+
+func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *tensorStream {
+	ts := &tensorStream{
+		opts:   opts,
+		frames: newTensorFrames(cols),
+		w:      w,
+		// The rank is in the stream so shards shuffle independently.
+		rng:   rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15^uint64(opts.Rank))),
+		skip:  opts.StartBatch * int64(opts.BatchSize),
+		batch: uint64(opts.StartBatch),
+	}
+	if opts.Shuffle != plan.ShuffleNone {
+		ts.store = newRowStore(len(cols))
+	}
+	return ts
+}
+
+// add takes the rows of a batch of the query.
+func (ts *tensorStream) add(b *types.Batch) error {
+	world, rank := int64(ts.opts.World), int64(ts.opts.Rank)
+	for i, n := 0, b.Len(); i < n; i++ {
+		p := ts.pos
+		ts.pos++
+		if world > 1 && p%world != rank {
+			continue
+		}
+		switch ts.opts.Shuffle {
+		case plan.ShuffleNone:
+			if err := ts.emitRow(b.Cols, i); err != nil {
+				return err
+			}
+		case plan.ShuffleExact:
+			ts.store.set(ts.store.n, b.Cols, i, ts.frames)
+		default:
+			if ts.store.n < ts.opts.ShuffleBuffer {
+				ts.store.set(ts.store.n, b.Cols, i, ts.frames)
+				continue
+			}
+			// The buffer is full: a random buffered row goes out and the
+			// incoming row takes its slot.
+			s := ts.rng.IntN(ts.store.n)
+			if err := ts.emitSlot(s); err != nil {
+				return err
+			}
+			ts.store.set(s, b.Cols, i, ts.frames)
+		}
+	}
+	return nil
+}
+
+// finish drains the store in a random order and writes the last frame.
+func (ts *tensorStream) finish() error {
+	if st := ts.store; st != nil {
+		// Fisher-Yates: each step emits a uniform pick of the slots left.
+		for k := st.n - 1; k >= 0; k-- {
+			s := ts.rng.IntN(k + 1)
+			st.swap(s, k)
+			if err := ts.emitSlot(k); err != nil {
+				return err
+			}
+		}
+		st.n = 0
+	}
+	if ts.frames.rows > 0 && !ts.opts.DropLast {
+		return ts.flush()
+	}
+	return nil
+}
+
+func (ts *tensorStream) emitRow(cols []*types.Vec, i int) error {
+	if ts.skip > 0 {
+		ts.skip--
+		return nil
+	}
+	ts.frames.addRow(cols, i)
+	return ts.maybeFlush()
+}
+
+func (ts *tensorStream) emitSlot(s int) error {
+	if ts.skip > 0 {
+		ts.skip--
+		return nil
+	}
+	ts.frames.addSlot(ts.store, s)
+	return ts.maybeFlush()
+}
+
+func (ts *tensorStream) maybeFlush() error {
+	if ts.frames.rows < ts.opts.BatchSize {
+		return nil
+	}
+	return ts.flush()
+}
+
+func (ts *tensorStream) flush() error {
+	ts.sent += int64(ts.frames.rows)
+	err := ts.frames.write(ts.w, ts.batch)
+	ts.batch++
+	return err
+}
+
+// runTensor writes the query's rows as the tensor stream, one Write per
+// frame, and returns the number of rows written.
+func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
+	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
+	err := Drain(c.op, func(b *types.Batch) error {
+		if err := c.env.canceled(); err != nil {
+			return err
+		}
+		return ts.add(b)
+	})
+	if err == nil {
+		err = ts.finish()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return ts.sent, nil
+}

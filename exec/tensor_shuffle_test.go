@@ -1,0 +1,116 @@
+package exec
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// streamIDs runs the stream over the ints 0..n-1 (in query batches of 100)
+// and returns the ids in stream order and the frames' batch indexes.
+func streamIDs(t *testing.T, n int, opts plan.TensorOptions) (ids []int64, batches []uint64) {
+	t.Helper()
+	op := &sliceOp{}
+	for lo := 0; lo < n; lo += 100 {
+		b := types.NewBatch([]types.Type{types.TypInt8}, 100)
+		for i := lo; i < min(n, lo+100); i++ {
+			b.Cols[0].AppendInt(int64(i))
+		}
+		op.bs = append(op.bs, b)
+	}
+	o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: opts}
+	ct := &CopyTo{env: &Env{}, n: &plan.CopyTo{Query: &plan.Values{Cols: []plan.Column{{Name: "id", Type: types.TypInt8}}}, Options: o}, op: op, opts: o}
+	var rec frameRecorder
+	sent, err := ct.Run(&rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.frames {
+		f := decodeFrame(t, p)
+		batches = append(batches, f.batch)
+		for r := range f.rows {
+			ids = append(ids, int64(binary.LittleEndian.Uint64(f.cols[0].values[8*r:])))
+		}
+	}
+	if sent != int64(len(ids)) {
+		t.Fatalf("COPY %d, %d rows in frames", sent, len(ids))
+	}
+	return ids, batches
+}
+
+func TestTensorShuffleAndShard(t *testing.T) {
+	const n = 1000
+	base := plan.TensorOptions{BatchSize: 64, ShuffleBuffer: 100, World: 1}
+	for _, mode := range []plan.CopyShuffle{plan.ShuffleNone, plan.ShuffleBuffer, plan.ShuffleExact} {
+		o := base
+		o.Shuffle, o.Seed = mode, 7
+		a, _ := streamIDs(t, n, o)
+		b, _ := streamIDs(t, n, o)
+		if !slices.Equal(a, b) {
+			t.Errorf("shuffle %d: the same seed gave different orders", mode)
+		}
+		o.Seed = 8
+		c, _ := streamIDs(t, n, o)
+		if mode != plan.ShuffleNone && slices.Equal(a, c) {
+			t.Errorf("shuffle %d: seeds 7 and 8 gave the same order", mode)
+		}
+		if mode == plan.ShuffleNone && !slices.IsSorted(a) {
+			t.Errorf("no shuffle: order changed")
+		}
+		if mode != plan.ShuffleNone && slices.IsSorted(a) {
+			t.Errorf("shuffle %d: order kept", mode)
+		}
+		// Shards are disjoint and together hold every row once.
+		for world := 1; world <= 4; world++ {
+			seen := make([]int, n)
+			for rank := range world {
+				o := base
+				o.Shuffle, o.Seed, o.Rank, o.World = mode, 3, rank, world
+				ids, _ := streamIDs(t, n, o)
+				for _, id := range ids {
+					seen[id]++
+				}
+			}
+			for id, k := range seen {
+				if k != 1 {
+					t.Fatalf("shuffle %d, world %d: row %d sent %d times", mode, world, id, k)
+				}
+			}
+		}
+		// START_BATCH resumes with the same following rows.
+		o = base
+		o.Shuffle, o.Seed, o.Rank, o.World = mode, 5, 1, 3
+		full, fb := streamIDs(t, n, o)
+		o.StartBatch = 2
+		rest, rb := streamIDs(t, n, o)
+		if !slices.Equal(full[2*64:], rest) || rb[0] != 2 || !slices.Equal(fb[2:], rb) {
+			t.Errorf("shuffle %d: START_BATCH 2 gave %d rows from batch %d, want %d", mode, len(rest), rb[0], len(full)-128)
+		}
+	}
+}
+
+// TestTensorShuffleBufferBounded checks that the shuffle buffer never
+// holds more than SHUFFLE_BUFFER rows.
+func TestTensorShuffleBufferBounded(t *testing.T) {
+	b := types.NewBatch([]types.Type{types.TypText}, 1000)
+	for i := range 1000 {
+		b.Cols[0].AppendString("row")
+		_ = i
+	}
+	ts := newTensorStream([]plan.Column{{Name: "s", Type: types.TypText}},
+		plan.TensorOptions{BatchSize: 10, Shuffle: plan.ShuffleBuffer, ShuffleBuffer: 50, World: 1}, &frameRecorder{})
+	for range 20 {
+		if err := ts.add(b); err != nil {
+			t.Fatal(err)
+		}
+		if ts.store.n > 50 || len(ts.store.cols[0].bytes) > 50 {
+			t.Fatalf("shuffle buffer holds %d rows", ts.store.n)
+		}
+	}
+	if err := ts.finish(); err != nil || ts.sent != 20000 {
+		t.Fatalf("%d rows sent, %v", ts.sent, err)
+	}
+}

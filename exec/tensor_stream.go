@@ -1,0 +1,387 @@
+package exec
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// The tensor stream (FORMAT tensor, docs/tensor-stream.md): rows are
+// gathered into batches of BATCH_SIZE rows, each batch assembled into
+// per-column buffers that are reused from frame to frame, and written as
+// one frame (one CopyData message).
+
+// Frame constants of version 1.
+const (
+	tensorMagic      = "DLTF"
+	tensorVersion    = 1
+	tensorHeaderLen  = 32
+	tensorAlign      = 64
+	tensorKindFixed  = 0
+	tensorKindRagged = 1
+	tensorKindBytes  = 2
+	tensorRaggedDim  = 0xFFFFFFFF
+)
+
+// Logical types of bytes columns.
+const (
+	tensorText    = 1
+	tensorJSON    = 2
+	tensorJSONB   = 3
+	tensorBytea   = 4
+	tensorVarchar = 5
+)
+
+var tensorZeros [tensorAlign]byte
+
+// tensorCol is one column of the stream: how its values are laid out and
+// the buffers of the batch being assembled.
+type tensorCol struct {
+	name  string
+	typ   types.Type
+	kind  uint8
+	dtype types.DType
+	// logical is the logical type of a bytes column.
+	logical uint8
+	// dims holds the descriptor's dims (tensorRaggedDim for a ragged one).
+	dims []uint32
+	// elems is the element count of a fixed column's row; size the byte
+	// width of an element.
+	elems, size int
+	// text is set for a bytes column whose values are written in their
+	// text form (types that have no bytes layout of their own).
+	text bool
+
+	hasNull bool
+	// nelems counts a ragged column's elements, nbytes a bytes column's
+	// bytes, for the offsets buffer.
+	nelems                         uint64
+	valid, offsets, shapes, values []byte
+	// scratch holds a ragged value's dims or a value's text form.
+	dimScratch []int
+	scratch    []byte
+}
+
+// newTensorCol describes a column of type t.
+func newTensorCol(name string, t types.Type) *tensorCol {
+	c := &tensorCol{name: name, typ: t, kind: tensorKindFixed}
+	switch t.Kind {
+	case types.Bool:
+		c.dtype = types.DTBool
+	case types.Int2:
+		c.dtype = types.DTInt16
+	case types.Int4:
+		c.dtype = types.DTInt32
+	case types.Int8, types.Oid, types.RegClass, types.RegType, types.RegNamespace, types.RegProc:
+		c.dtype = types.DTInt64
+	case types.Float4:
+		c.dtype = types.DTFloat32
+	case types.Float8:
+		c.dtype = types.DTFloat64
+	case types.Vector:
+		c.dtype = types.DTFloat32
+		if t.Width > 0 {
+			c.dims = []uint32{uint32(t.Width)}
+		} else {
+			c.kind = tensorKindRagged
+			c.dims = []uint32{tensorRaggedDim}
+		}
+	case types.Tensor:
+		c.dtype = t.DType
+		for _, d := range t.Shape {
+			if d == types.Ragged {
+				c.kind = tensorKindRagged
+				c.dims = append(c.dims, tensorRaggedDim)
+			} else {
+				c.dims = append(c.dims, uint32(d))
+			}
+		}
+	default:
+		c.kind = tensorKindBytes
+		switch t.Kind {
+		case types.JSON:
+			c.logical = tensorJSON
+		case types.JSONB:
+			c.logical = tensorJSONB
+		case types.Bytea:
+			c.logical = tensorBytea
+		case types.Varchar:
+			c.logical = tensorVarchar
+		case types.Text:
+			c.logical = tensorText
+		default:
+			c.logical, c.text = tensorText, true
+		}
+		return c
+	}
+	c.size = c.dtype.Size()
+	c.elems = 1
+	for _, d := range c.dims {
+		c.elems *= int(d)
+	}
+	return c
+}
+
+// reset empties the column's buffers for the next batch.
+func (c *tensorCol) reset() {
+	c.hasNull = false
+	c.nelems = 0
+	c.valid = c.valid[:0]
+	c.offsets = c.offsets[:0]
+	c.shapes = c.shapes[:0]
+	c.values = c.values[:0]
+	if c.kind != tensorKindFixed {
+		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, 0)
+	}
+}
+
+// add appends row r's value: null, or b, n, f or bs as the column's
+// physical type says.
+func (c *tensorCol) add(r int, null, b bool, n int64, f float64, bs []byte) {
+	if r%8 == 0 {
+		c.valid = append(c.valid, 0)
+	}
+	if null {
+		c.hasNull = true
+	} else {
+		c.valid[r/8] |= 1 << (r % 8)
+	}
+	switch c.kind {
+	case tensorKindBytes:
+		if !null {
+			c.values = append(c.values, bs...)
+		}
+		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, uint64(len(c.values)))
+	case tensorKindRagged:
+		if !null {
+			var data []byte
+			if c.typ.Kind == types.Vector {
+				data = bs
+				c.shapes = binary.LittleEndian.AppendUint32(c.shapes, uint32(len(bs)/4))
+			} else {
+				c.dimScratch, data = types.TensorDims(c.typ, bs, c.dimScratch)
+				for _, d := range c.dimScratch {
+					c.shapes = binary.LittleEndian.AppendUint32(c.shapes, uint32(d))
+				}
+			}
+			n := len(data) / c.size
+			c.values = append(c.values, data[:n*c.size]...)
+			c.nelems += uint64(n)
+		} else {
+			for range c.dims {
+				c.shapes = binary.LittleEndian.AppendUint32(c.shapes, 0)
+			}
+		}
+		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, c.nelems)
+	default:
+		c.addFixed(null, b, n, f, bs)
+	}
+}
+
+// addFixed appends a fixed column's value, zeros for NULL.
+func (c *tensorCol) addFixed(null, b bool, n int64, f float64, bs []byte) {
+	width := c.elems * c.size
+	if null {
+		c.values = appendZeros(c.values, width)
+		return
+	}
+	le := binary.LittleEndian
+	switch c.typ.Kind {
+	case types.Vector, types.Tensor:
+		if len(bs) > width {
+			bs = bs[:width]
+		}
+		c.values = append(c.values, bs...)
+		c.values = appendZeros(c.values, width-len(bs))
+	case types.Bool:
+		v := byte(0)
+		if b {
+			v = 1
+		}
+		c.values = append(c.values, v)
+	case types.Float4:
+		c.values = le.AppendUint32(c.values, math.Float32bits(float32(f)))
+	case types.Float8:
+		c.values = le.AppendUint64(c.values, math.Float64bits(f))
+	default:
+		switch c.dtype {
+		case types.DTInt16:
+			c.values = le.AppendUint16(c.values, uint16(n))
+		case types.DTInt32:
+			c.values = le.AppendUint32(c.values, uint32(n))
+		default:
+			c.values = le.AppendUint64(c.values, uint64(n))
+		}
+	}
+}
+
+// appendZeros appends n zero bytes.
+func appendZeros(dst []byte, n int) []byte {
+	for n > len(tensorZeros) {
+		dst = append(dst, tensorZeros[:]...)
+		n -= len(tensorZeros)
+	}
+	return append(dst, tensorZeros[:n]...)
+}
+
+// tensorFrames assembles the rows of a batch and writes them as a frame.
+type tensorFrames struct {
+	cols  []*tensorCol
+	rows  int
+	frame []byte
+}
+
+func newTensorFrames(cols []plan.Column) *tensorFrames {
+	f := &tensorFrames{}
+	for _, c := range cols {
+		f.cols = append(f.cols, newTensorCol(c.Name, c.Type))
+	}
+	f.reset()
+	return f
+}
+
+func (f *tensorFrames) reset() {
+	f.rows = 0
+	for _, c := range f.cols {
+		c.reset()
+	}
+}
+
+// addRow appends row i of cols.
+func (f *tensorFrames) addRow(cols []*types.Vec, i int) {
+	for j, c := range f.cols {
+		v := cols[j]
+		if v.Nulls[i] {
+			c.add(f.rows, true, false, 0, 0, nil)
+			continue
+		}
+		switch v.Type.Phys() {
+		case types.PhysBool:
+			c.add(f.rows, false, v.Bools[i], 0, 0, nil)
+		case types.PhysInt:
+			c.add(f.rows, false, false, v.Ints[i], 0, nil)
+		case types.PhysFloat:
+			c.add(f.rows, false, false, 0, v.Floats[i], nil)
+		default:
+			bs := v.Bytes.Get(i)
+			if c.text {
+				c.scratch = types.AppendText(c.scratch[:0], v, i)
+				bs = c.scratch
+			}
+			c.add(f.rows, false, false, 0, 0, bs)
+		}
+	}
+	f.rows++
+}
+
+// addSlot appends slot s of the row store st.
+func (f *tensorFrames) addSlot(st *rowStore, s int) {
+	for j, c := range f.cols {
+		sc := &st.cols[j]
+		c.add(f.rows, sc.nulls[s], sc.bools[s], sc.ints[s], sc.floats[s], sc.bytes[s])
+	}
+	f.rows++
+}
+
+// write writes the assembled rows as frame batch and empties the buffers.
+func (f *tensorFrames) write(w io.Writer, batch uint64) error {
+	le := binary.LittleEndian
+	hl := tensorHeaderLen
+	for _, c := range f.cols {
+		hl += 2 + len(c.name) + 4 + 4*len(c.dims) + 4*16
+	}
+	pos := alignUp(hl)
+	// Lay out the buffers after the header.
+	type span struct{ off, n int }
+	var spans [4]span
+	fr := f.frame[:0]
+	fr = append(fr, tensorMagic...)
+	fr = le.AppendUint16(fr, tensorVersion)
+	fr = le.AppendUint16(fr, 0)
+	fr = le.AppendUint32(fr, uint32(hl))
+	fr = le.AppendUint32(fr, uint32(len(f.cols)))
+	fr = le.AppendUint64(fr, batch)
+	fr = le.AppendUint32(fr, uint32(f.rows))
+	fr = le.AppendUint32(fr, 0)
+	for _, c := range f.cols {
+		fr = le.AppendUint16(fr, uint16(len(c.name)))
+		fr = append(fr, c.name...)
+		dtype := uint8(c.dtype)
+		if c.kind == tensorKindBytes {
+			dtype = c.logical
+		}
+		flags := uint8(0)
+		if c.hasNull {
+			flags = 1
+		}
+		fr = append(fr, c.kind, dtype, uint8(len(c.dims)), flags)
+		for _, d := range c.dims {
+			fr = le.AppendUint32(fr, d)
+		}
+		for k, b := range c.buffers() {
+			spans[k] = span{}
+			if b != nil {
+				spans[k] = span{pos, len(b)}
+				pos = alignUp(pos + len(b))
+			}
+			fr = le.AppendUint64(fr, uint64(spans[k].off))
+			fr = le.AppendUint64(fr, uint64(spans[k].n))
+		}
+	}
+	fr = appendZeros(fr, alignUp(len(fr))-len(fr))
+	for _, c := range f.cols {
+		for _, b := range c.buffers() {
+			if b != nil {
+				fr = append(fr, b...)
+				fr = appendZeros(fr, alignUp(len(fr))-len(fr))
+			}
+		}
+	}
+	f.frame = fr
+	_, err := w.Write(fr)
+	f.reset()
+	return err
+}
+
+// buffers returns the column's validity, offsets, shapes and values
+// buffers, nil for an absent one.
+func (c *tensorCol) buffers() [4][]byte {
+	var b [4][]byte
+	if c.hasNull {
+		b[0] = c.valid
+	}
+	if c.kind != tensorKindFixed {
+		b[1] = c.offsets
+	}
+	if c.kind == tensorKindRagged {
+		b[2] = nonNil(c.shapes)
+	}
+	b[3] = nonNil(c.values)
+	return b
+}
+
+// nonNil returns b, or an empty non-nil slice: a present buffer may be
+// empty (a batch of empty values).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return tensorZeros[:0]
+	}
+	return b
+}
+
+func alignUp(n int) int { return (n + tensorAlign - 1) &^ (tensorAlign - 1) }
+
+// shrink drops buffers grown past the bound a CopyTo keeps.
+func (f *tensorFrames) shrink() {
+	if cap(f.frame) > maxKeptCopyBuffer {
+		f.frame = nil
+	}
+	for _, c := range f.cols {
+		if cap(c.values) > maxKeptCopyBuffer {
+			c.values = nil
+		}
+	}
+}
