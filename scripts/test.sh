@@ -25,8 +25,9 @@ command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client-15)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need_pkgs+=(ca-certificates)
 # The client matrix (test/clients) runs these clients against the server:
 # Debian's Python modules on Debian's python3, the JDBC driver with a JDK,
-# and Node.js with npm for node-postgres.
-for mod in psycopg psycopg2 sqlalchemy pandas; do
+# and Node.js with npm for node-postgres. The Python package's tests
+# (test/pyclient) need numpy, PyTorch and pytest.
+for mod in psycopg psycopg2 sqlalchemy pandas numpy torch pytest; do
 	/usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || need_pkgs+=("python3-$mod")
 done
 [ -e /usr/share/java/postgresql.jar ] || need_pkgs+=(libpostgresql-jdbc-java)

@@ -1,0 +1,49 @@
+"""Connections."""
+
+import psycopg
+
+
+def connect(conninfo, **kwargs):
+    """Connect to a deeplaked server (a libpq connection string or URL).
+    Keyword arguments go to psycopg.connect."""
+    return Database(conninfo, **kwargs)
+
+
+class Database:
+    """A connection in autocommit mode plus the connection string, which
+    loaders use to open their own connections (one per DataLoader worker)."""
+
+    def __init__(self, conninfo, **kwargs):
+        self.conninfo = conninfo
+        self.connect_kwargs = kwargs
+        self.conn = self.new_connection()
+
+    def new_connection(self):
+        return psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
+
+    def execute(self, sql, params=None):
+        """Run a statement; returns its rows when it has any, else None."""
+        with self.conn.cursor() as cur:
+            cur.execute(sql, params)
+            if cur.description is not None:
+                return cur.fetchall()
+            return None
+
+    def dataloader(self, source):
+        """A loader over a table name or a SELECT statement (see DataLoader)."""
+        from .loader import DataLoader
+        return DataLoader(self, source)
+
+    def open_table(self, name):
+        """A table, whose .pytorch() is a map-style dataset."""
+        from .dataset import Table
+        return Table(self, name)
+
+    def close(self):
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,201 @@
+"""Parsing of tensor-stream frames (docs/tensor-stream.md, version 1)."""
+
+import struct
+
+import numpy as np
+
+MAGIC = b"DLTF"
+VERSION = 1
+ALIGN = 64
+MAX_ROWS = 1 << 20
+RAGGED_DIM = 0xFFFFFFFF
+
+FIXED, RAGGED, BYTES = 0, 1, 2
+
+# Element types by wire code: numpy dtype. bfloat16 (8) arrives as raw
+# uint16 bits; to_torch views them as torch.bfloat16.
+DTYPES = {
+    1: np.dtype(np.bool_),
+    2: np.dtype(np.int8),
+    3: np.dtype(np.uint8),
+    4: np.dtype("<i2"),
+    5: np.dtype("<i4"),
+    6: np.dtype("<i8"),
+    7: np.dtype("<f2"),
+    8: np.dtype("<u2"),
+    9: np.dtype("<f4"),
+    10: np.dtype("<f8"),
+}
+DTYPE_NAMES = {1: "bool", 2: "int8", 3: "uint8", 4: "int16", 5: "int32", 6: "int64",
+               7: "float16", 8: "bfloat16", 9: "float32", 10: "float64"}
+# Logical types of bytes columns.
+TEXT, JSON, JSONB, BYTEA, VARCHAR = 1, 2, 3, 4, 5
+
+_HEADER = struct.Struct("<4sHHIIQII")
+_BUFFERS = struct.Struct("<8Q")
+
+
+class FrameError(ValueError):
+    """A frame that does not follow the format: bad magic, an unknown
+    version, or buffers outside the frame."""
+
+
+class Column:
+    """One column of a frame, its buffers wrapped as numpy arrays over the
+    frame's (aligned) memory."""
+
+    __slots__ = ("name", "kind", "dtype_code", "logical", "dims", "rows",
+                 "validity", "offsets", "shapes", "values")
+
+    def valid(self):
+        """A bool array, True where the row is not NULL."""
+        if self.validity is None:
+            return np.ones(self.rows, dtype=bool)
+        bits = np.unpackbits(self.validity, bitorder="little")
+        return bits[: self.rows].astype(bool)
+
+    def to_numpy(self):
+        """The column as numpy: fixed → array [rows, *dims]; ragged → list of
+        arrays, each in its row's shape; bytes → list of bytes (bytea) or str
+        (text, json), None for NULL. A NULL row of a fixed column is zeros."""
+        if self.kind == FIXED:
+            return self.values.reshape((self.rows,) + tuple(self.dims))
+        valid = None if self.validity is None else self.valid()
+        out = []
+        if self.kind == RAGGED:
+            nd = len(self.dims)
+            for i in range(self.rows):
+                v = self.values[self.offsets[i]:self.offsets[i + 1]]
+                out.append(v.reshape(tuple(int(s) for s in self.shapes[i * nd:(i + 1) * nd])))
+            return out
+        raw = self.values.tobytes() if self.values is not None else b""
+        for i in range(self.rows):
+            if valid is not None and not valid[i]:
+                out.append(None)
+                continue
+            b = raw[self.offsets[i]:self.offsets[i + 1]]
+            out.append(b if self.logical == BYTEA else b.decode("utf-8"))
+        return out
+
+
+class Frame:
+    """A parsed frame: batch_index, rows and columns (name → Column, in the
+    frame's order)."""
+
+    __slots__ = ("batch_index", "rows", "columns", "buffer")
+
+    def to_numpy(self):
+        return {name: c.to_numpy() for name, c in self.columns.items()}
+
+
+def aligned_copy(payload):
+    """Copy payload into a fresh numpy uint8 buffer whose first byte is
+    64-byte aligned, so every buffer of the frame is aligned as well."""
+    n = len(payload)
+    raw = np.empty(n + ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGN
+    buf = raw[start:start + n]
+    buf[:] = np.frombuffer(payload, dtype=np.uint8)
+    return buf
+
+
+def parse_frame(payload):
+    """Parse one CopyData payload into a Frame. The payload is copied once
+    into an aligned buffer the frame's arrays then share (they own it: a
+    batch stays valid after the next one arrives)."""
+    if len(payload) < _HEADER.size:
+        raise FrameError("frame of %d bytes is shorter than the header" % len(payload))
+    if bytes(payload[:4]) != MAGIC:
+        raise FrameError("bad frame magic %r, want %r (is this FORMAT tensor?)" % (bytes(payload[:4]), MAGIC))
+    magic, version, _flags, hlen, ncols, index, rows, _ = _HEADER.unpack_from(payload, 0)
+    if version != VERSION:
+        raise FrameError("frame version %d, this client reads version %d" % (version, VERSION))
+    if hlen < _HEADER.size or hlen > len(payload):
+        raise FrameError("header length %d out of range (frame %d bytes)" % (hlen, len(payload)))
+    if rows > MAX_ROWS:
+        raise FrameError("%d rows in a batch, more than %d" % (rows, MAX_ROWS))
+    buf = aligned_copy(payload)
+    mv = memoryview(buf).cast("B")
+    frame = Frame()
+    frame.batch_index, frame.rows, frame.buffer = index, rows, buf
+    frame.columns = {}
+    p = _HEADER.size
+    for _ in range(ncols):
+        c, p = _parse_column(mv, buf, hlen, p, rows)
+        frame.columns[c.name] = c
+    return frame
+
+
+def _parse_column(mv, buf, hlen, p, rows):
+    n = len(buf)
+    if p + 2 > hlen:
+        raise FrameError("header ends inside a column descriptor")
+    (nlen,) = struct.unpack_from("<H", mv, p)
+    p += 2
+    if p + nlen + 4 > hlen:
+        raise FrameError("header ends inside a column descriptor")
+    c = Column()
+    c.name = bytes(mv[p:p + nlen]).decode("utf-8")
+    p += nlen
+    kind, code, ndim, flags = struct.unpack_from("<BBBB", mv, p)
+    p += 4
+    if p + 4 * ndim + _BUFFERS.size > hlen:
+        raise FrameError("header ends inside a column descriptor")
+    dims = struct.unpack_from("<%dI" % ndim, mv, p)
+    p += 4 * ndim
+    locs = _BUFFERS.unpack_from(mv, p)
+    p += _BUFFERS.size
+    c.kind, c.rows, c.rows = kind, rows, rows
+    c.dims = [-1 if d == RAGGED_DIM else d for d in dims]
+    c.dtype_code, c.logical = None, None
+    bufs = []
+    for k in range(4):
+        off, ln = locs[2 * k], locs[2 * k + 1]
+        if ln == 0:
+            bufs.append(None)
+            continue
+        if off % ALIGN or off > n or ln > n - off:
+            raise FrameError("column %r: buffer %d (offset %d, length %d) outside the %d-byte frame or misaligned"
+                             % (c.name, k, off, ln, n))
+        bufs.append(buf[off:off + ln])
+    validity, offsets, shapes, values = bufs
+    if kind in (FIXED, RAGGED):
+        if code not in DTYPES:
+            raise FrameError("column %r: unknown dtype %d" % (c.name, code))
+        c.dtype_code = code
+        dt = DTYPES[code]
+    elif kind == BYTES:
+        if not TEXT <= code <= VARCHAR:
+            raise FrameError("column %r: unknown logical type %d" % (c.name, code))
+        c.logical = code
+        dt = np.dtype(np.uint8)
+    else:
+        raise FrameError("column %r: unknown column kind %d" % (c.name, kind))
+    c.validity = None
+    if flags & 1:
+        if validity is None or len(validity) < (rows + 7) // 8:
+            raise FrameError("column %r: validity too short for %d rows" % (c.name, rows))
+        c.validity = validity
+    if values is None:
+        values = np.empty(0, dtype=np.uint8)
+    if len(values) % dt.itemsize:
+        raise FrameError("column %r: values are not whole %s elements" % (c.name, dt))
+    c.values = values.view(dt)
+    c.offsets = c.shapes = None
+    if kind == FIXED:
+        if -1 in c.dims:
+            raise FrameError("column %r: fixed column with a ragged dimension" % c.name)
+        want = rows * int(np.prod(c.dims, dtype=np.int64)) if c.dims else rows
+        if len(c.values) != want:
+            raise FrameError("column %r: %d values, want %d" % (c.name, len(c.values), want))
+    else:
+        if offsets is None or len(offsets) != (rows + 1) * 8:
+            raise FrameError("column %r: offsets of the wrong length for %d rows" % (c.name, rows))
+        c.offsets = offsets.view("<u8")
+        if rows and (np.any(np.diff(c.offsets.astype(np.int64)) < 0) or c.offsets[-1] > len(c.values)):
+            raise FrameError("column %r: offsets not ascending within the values" % c.name)
+        if kind == RAGGED:
+            if (shapes is None and rows * ndim) or (shapes is not None and len(shapes) != rows * ndim * 4):
+                raise FrameError("column %r: shapes of the wrong length" % c.name)
+            c.shapes = shapes.view("<u4") if shapes is not None else np.empty(0, dtype="<u4")
+    return c, p

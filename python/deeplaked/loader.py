@@ -1,0 +1,233 @@
+"""The streaming loader: an IterableDataset over the tensor stream."""
+
+import copy
+import re
+
+import numpy as np
+
+from .frame import BYTES, FIXED, RAGGED, parse_frame
+
+try:
+    import torch
+    from torch.utils.data import IterableDataset as _Base
+except ImportError:  # numpy only
+    torch = None
+    _Base = object
+
+_IDENT = re.compile(r"^[a-z_][a-z0-9_$]*$")
+_QUERY = re.compile(r"^\s*(\(|(select|with|values|table)\b)", re.IGNORECASE)
+
+
+def quote_ident(name):
+    """Quote an identifier unless it is a plain lower-case name."""
+    if _IDENT.match(name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def is_query(source):
+    return bool(_QUERY.match(source))
+
+
+def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=None,
+             shard=None, drop_last=False, start_batch=None):
+    """The COPY statement that streams source (a table name or a query)."""
+    source = source.strip().rstrip(";").strip()
+    target = "(%s)" % source if is_query(source) else source
+    opts = ["FORMAT tensor"]
+    if batch_size is not None:
+        opts.append("BATCH_SIZE %d" % int(batch_size))
+    if shuffle == "exact":
+        opts.append("SHUFFLE 'exact'")
+    elif shuffle:
+        opts.append("SHUFFLE true")
+    if seed is not None:
+        opts.append("SEED %d" % int(seed))
+    if shuffle_buffer is not None:
+        opts.append("SHUFFLE_BUFFER %d" % int(shuffle_buffer))
+    if shard is not None:
+        rank, world = shard
+        if not 0 <= rank < world:
+            raise ValueError("shard %d/%d out of range" % (rank, world))
+        if world > 1:
+            opts.append("SHARD '%d/%d'" % (rank, world))
+    if drop_last:
+        opts.append("DROP_LAST true")
+    if start_batch:
+        opts.append("START_BATCH %d" % int(start_batch))
+    return "COPY %s TO STDOUT WITH (%s)" % (target, ", ".join(opts))
+
+
+def stream_frames(conn, sql):
+    """Run a COPY ... (FORMAT tensor) on a psycopg 3 connection and yield each
+    frame parsed. A server error raises psycopg's error (its sqlstate set);
+    the batches of that epoch already yielded should be dropped."""
+    with conn.cursor() as cur:
+        with cur.copy(sql) as cp:
+            for payload in cp:
+                yield parse_frame(payload)
+
+
+class DataLoader(_Base):
+    """Batches of a table or a query, streamed by the server.
+
+    Builder methods return a new loader: .filter(cond), .columns([...]),
+    .batch_size(n), .shuffle(flag=True, seed=None) (seed None: 0, the
+    server's default, so the order is the same each epoch; pass a new seed per
+    epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
+    .shard(rank, world_size), .drop_last(), .start_batch(n), .with_validity(),
+    .to_numpy(), .to_torch(device="cpu", pin_memory=False).
+
+    Iterating yields one dict per batch: column name → torch.Tensor (after
+    .to_torch()) or numpy array, shape [rows, *dims]. Ragged columns give a
+    list of per-row arrays, bytes columns a list of str (text, json) or bytes
+    (bytea), None for NULL. A NULL row of a fixed column is zeros; with
+    .with_validity() the dict also holds "<name>.valid", a bool array.
+
+    The loader is a torch IterableDataset: under torch's
+    DataLoader(ds, batch_size=None, num_workers=N) each worker opens its own
+    connection and reads shard global_rank*N + worker_id of world_size*N,
+    so workers never repeat a row. global_rank and world_size come from
+    .shard(...) or, when unset, from torch.distributed when it is
+    initialized.
+    """
+
+    def __init__(self, db, source):
+        self._db = db
+        self._source = source
+        self._filter = []
+        self._columns = None
+        self._batch_size = None
+        self._shuffle = False
+        self._seed = None
+        self._shuffle_buffer = None
+        self._shard = None
+        self._drop_last = False
+        self._start_batch = None
+        self._validity = False
+        self._mode = "numpy"
+        self._device = None
+        self._pin = False
+
+    def _with(self, **kw):
+        c = copy.copy(self)
+        c._filter = list(self._filter)
+        for k, v in kw.items():
+            setattr(c, "_" + k, v)
+        return c
+
+    def filter(self, condition):
+        return self._with(filter=self._filter + [condition])
+
+    def columns(self, names):
+        return self._with(columns=list(names))
+
+    def batch_size(self, n):
+        if int(n) < 1:
+            raise ValueError("batch size must be positive")
+        return self._with(batch_size=int(n))
+
+    def shuffle(self, flag=True, seed=None):
+        return self._with(shuffle=flag, seed=seed)
+
+    def shuffle_buffer(self, rows):
+        return self._with(shuffle_buffer=int(rows))
+
+    def shard(self, rank, world_size):
+        if not 0 <= rank < world_size:
+            raise ValueError("shard %d/%d out of range" % (rank, world_size))
+        return self._with(shard=(int(rank), int(world_size)))
+
+    def drop_last(self, flag=True):
+        return self._with(drop_last=bool(flag))
+
+    def start_batch(self, n):
+        return self._with(start_batch=int(n))
+
+    def with_validity(self, flag=True):
+        return self._with(validity=bool(flag))
+
+    def to_numpy(self):
+        return self._with(mode="numpy", device=None, pin=False)
+
+    def to_torch(self, device="cpu", pin_memory=False):
+        """Yield torch tensors on device. Copies to a CUDA device are
+        non-blocking; pin_memory pins the host tensors first (ignored without
+        CUDA, as torch's DataLoader does). A CUDA device on a machine
+        without CUDA raises RuntimeError here rather than mid-epoch."""
+        if torch is None:
+            raise RuntimeError("deeplaked: to_torch needs PyTorch (import torch failed)")
+        dev = torch.device(device)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("deeplaked: device %r requested but CUDA is not available; use device='cpu'" % device)
+        return self._with(mode="torch", device=dev, pin=bool(pin_memory))
+
+    def query(self):
+        """The table name or SELECT the loader streams."""
+        src = self._source.strip().rstrip(";")
+        if not self._filter and self._columns is None:
+            return src
+        cols = "*" if self._columns is None else ", ".join(quote_ident(c) for c in self._columns)
+        frm = "(%s) AS q" % src if is_query(src) else src
+        sql = "SELECT %s FROM %s" % (cols, frm)
+        if self._filter:
+            sql += " WHERE " + " AND ".join("(%s)" % f for f in self._filter)
+        return sql
+
+    def _shard_for_worker(self):
+        rank, world = self._shard if self._shard is not None else (0, 1)
+        if self._shard is None and torch is not None:
+            dist = torch.distributed
+            if dist.is_available() and dist.is_initialized():
+                rank, world = dist.get_rank(), dist.get_world_size()
+        info = torch.utils.data.get_worker_info() if torch is not None else None
+        if info is not None and info.num_workers > 1:
+            rank, world = rank * info.num_workers + info.id, world * info.num_workers
+        return rank, world
+
+    def sql(self):
+        """The COPY statement this process (or DataLoader worker) runs."""
+        return copy_sql(self.query(), batch_size=self._batch_size, shuffle=self._shuffle,
+                        seed=self._seed, shuffle_buffer=self._shuffle_buffer,
+                        shard=self._shard_for_worker(), drop_last=self._drop_last,
+                        start_batch=self._start_batch)
+
+    def frames(self):
+        """Yield the parsed frames (deeplaked.frame.Frame) of one epoch."""
+        sql = self.sql()
+        conn = self._db.new_connection()
+        try:
+            yield from stream_frames(conn, sql)
+        finally:
+            conn.close()
+
+    def __iter__(self):
+        for frame in self.frames():
+            out = {}
+            for name, col in frame.columns.items():
+                out[name] = self._convert(col, col.to_numpy())
+                if self._validity:
+                    out[name + ".valid"] = self._convert_fixed(col.valid(), None)
+            yield out
+
+    def _convert(self, col, value):
+        if self._mode != "torch":
+            return value
+        if col.kind == FIXED:
+            return self._convert_fixed(value, col.dtype_code)
+        if col.kind == RAGGED:
+            return [self._convert_fixed(v, col.dtype_code) for v in value]
+        return value  # bytes columns stay str / bytes
+
+    def _convert_fixed(self, arr, code):
+        if self._mode != "torch":
+            return arr
+        if code == 8:  # bfloat16 arrives as raw bits
+            t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(arr)
+        if self._pin and torch.cuda.is_available():
+            t = t.pin_memory()
+        if self._device is not None and self._device.type != "cpu":
+            t = t.to(self._device, non_blocking=True)
+        return t

@@ -1,0 +1,110 @@
+import struct
+
+import numpy as np
+import pytest
+
+import deeplaked
+from deeplaked.frame import BYTES, FIXED, RAGGED, parse_frame
+from framebuild import build_frame, column
+
+RAGGED_DIM = 0xFFFFFFFF
+
+
+def f32(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def sample():
+    return build_frame(5, 3, [
+        column("embedding", FIXED, 9, [2], f32(1, 2, 3, 4, 5, 6)),
+        column("image", FIXED, 3, [2, 2], bytes([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255])),
+        column("label", FIXED, 5, [], struct.pack("<3i", 7, 0, -9), validity=bytes([0b101])),
+        column("id", FIXED, 6, [], struct.pack("<3q", 1, 2, 1 << 40)),
+        column("half", FIXED, 7, [], np.array([1.5, -2, 0], dtype="<f2").tobytes()),
+        column("bf", FIXED, 8, [], np.array([0x3FC0, 0, 0x4000], dtype="<u2").tobytes()),
+        column("flag", FIXED, 1, [], bytes([1, 0, 1])),
+        column("r", RAGGED, 9, [RAGGED_DIM], f32(1.5, 1, 2, 3), offsets=[0, 1, 1, 4], shapes=[1, 0, 3]),
+        column("m", RAGGED, 5, [RAGGED_DIM, 2], struct.pack("<6i", 1, 2, 3, 4, 5, 6), offsets=[0, 2, 6, 6], shapes=[1, 2, 2, 2, 0, 2]),
+        column("text", BYTES, 1, [], "hellojé".encode(), validity=bytes([0b011]), offsets=[0, 5, 8, 8]),
+        column("blob", BYTES, 4, [], b"\xde\xad\x00", offsets=[0, 2, 2, 3]),
+    ])
+
+
+def test_parse_all_kinds():
+    fr = parse_frame(sample())
+    assert fr.batch_index == 5 and fr.rows == 3
+    d = fr.to_numpy()
+    assert d["embedding"].shape == (3, 2) and d["embedding"].dtype == np.float32
+    np.testing.assert_array_equal(d["embedding"], [[1, 2], [3, 4], [5, 6]])
+    assert d["image"].shape == (3, 2, 2) and d["image"][2, 1, 1] == 255
+    np.testing.assert_array_equal(d["label"], [7, 0, -9])
+    np.testing.assert_array_equal(fr.columns["label"].valid(), [True, False, True])
+    np.testing.assert_array_equal(fr.columns["embedding"].valid(), [True, True, True])
+    assert d["id"][2] == 1 << 40 and d["id"].dtype == np.int64
+    np.testing.assert_array_equal(d["half"], [1.5, -2, 0])
+    assert d["bf"].dtype == np.uint16
+    np.testing.assert_array_equal(d["flag"], [True, False, True])
+    assert [list(x) for x in d["r"]] == [[1.5], [], [1, 2, 3]]
+    assert [x.shape for x in d["m"]] == [(1, 2), (2, 2), (0, 2)]
+    assert d["text"] == ["hello", "jé", None]
+    assert d["blob"] == [b"\xde\xad", b"", b"\x00"]
+
+
+def test_buffers_aligned():
+    for shift in range(8):
+        payload = memoryview(bytearray(shift) + bytearray(sample()))[shift:]
+        fr = parse_frame(payload)
+        for c in fr.columns.values():
+            if len(c.values):
+                assert c.values.ctypes.data % 64 == 0, c.name
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda b: b[:10], "shorter than the header"),
+    (lambda b: b"PGCO" + b[4:], "bad frame magic"),
+    (lambda b: b[:4] + struct.pack("<H", 2) + b[6:], "frame version 2"),
+    (lambda b: b[:len(b) - 64], "outside"),
+])
+def test_errors(mutate, message):
+    with pytest.raises(deeplaked.FrameError, match=message):
+        parse_frame(mutate(sample()))
+
+
+def test_torch_conversion():
+    torch = pytest.importorskip("torch")
+    from deeplaked.loader import DataLoader
+
+    class FakeDB:
+        pass
+
+    loader = DataLoader(FakeDB(), "t").to_torch()
+    fr = parse_frame(sample())
+    out = {n: loader._convert(c, c.to_numpy()) for n, c in fr.columns.items()}
+    assert out["embedding"].dtype == torch.float32 and tuple(out["embedding"].shape) == (3, 2)
+    assert out["bf"].dtype == torch.bfloat16 and out["bf"][0].item() == 1.5
+    assert out["label"].tolist() == [7, 0, -9]
+    assert isinstance(out["r"], list) and out["r"][2].tolist() == [1, 2, 3]
+    assert out["text"] == ["hello", "jé", None]
+
+
+def test_cuda_unavailable_is_clear():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    from deeplaked.loader import DataLoader
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        DataLoader(None, "t").to_torch(device="cuda", pin_memory=True)
+    DataLoader(None, "t").to_torch(device="cpu", pin_memory=True)
+
+
+def test_sql_building():
+    from deeplaked.loader import DataLoader
+    l = DataLoader(None, "training_samples").filter("label IS NOT NULL").columns(["embedding", "Image", "label"])
+    assert l.query() == 'SELECT embedding, "Image", label FROM training_samples WHERE (label IS NOT NULL)'
+    l = l.batch_size(64).shuffle(True, seed=7).shard(1, 4).drop_last()
+    assert l.sql() == ('COPY (SELECT embedding, "Image", label FROM training_samples WHERE (label IS NOT NULL)) '
+                       "TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64, SHUFFLE true, SEED 7, SHARD '1/4', DROP_LAST true)")
+    assert DataLoader(None, "samples").sql() == "COPY samples TO STDOUT WITH (FORMAT tensor)"
+    q = DataLoader(None, "SELECT a FROM t ORDER BY RANDOM()").batch_size(8)
+    assert q.sql() == "COPY (SELECT a FROM t ORDER BY RANDOM()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 8)"
+    assert q.filter("a > 1").query() == "SELECT * FROM (SELECT a FROM t ORDER BY RANDOM()) AS q WHERE (a > 1)"
