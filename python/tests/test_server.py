@@ -3,6 +3,7 @@ test/pyclient starts one); without it they are skipped."""
 
 import os
 
+import numpy as np
 import pytest
 
 import deeplaked
@@ -28,3 +29,117 @@ def test_issue_schema(db):
                       "WHERE table_name = 'training_samples' ORDER BY ordinal_position")
     assert [r[0] for r in rows] == ["id", "text", "embedding", "image", "label", "metadata"]
     assert rows[3][1] == "bytea"
+
+
+ROWS = 100
+
+
+@pytest.fixture(scope="module")
+def samples(db):
+    db.execute("DROP TABLE IF EXISTS samples")
+    db.execute("CREATE TABLE samples (id SERIAL PRIMARY KEY, text TEXT, embedding VECTOR(4), image BLOB, "
+               "label INT, metadata JSONB, t uint8[2][2], r float32[], b bfloat16[2])")
+    db.execute("INSERT INTO samples (text, embedding, image, label, metadata, t, r, b) "
+               "SELECT 'row' || g, ('[' || g || ',1,2,3]')::vector, '\\xdead'::bytea, "
+               "CASE WHEN g % 3 = 0 THEN NULL ELSE g % 5 END, "
+               "CASE WHEN g % 2 = 0 THEN '{\"quality\": \"high\"}' ELSE '{\"quality\": \"low\"}' END::jsonb, "
+               "'{{1,2},{3,4}}'::uint8[2][2], ('{' || g || '}')::float32[], '{1.5,2}'::bfloat16[2] "
+               "FROM generate_series(1, " + str(ROWS) + ") g")
+    return "samples"
+
+
+def ids(loader):
+    return [int(i) for b in loader for i in b["id"]]
+
+
+def test_stream_numpy(db, samples):
+    batches = list(db.dataloader(samples).batch_size(32).with_validity())
+    assert [len(b["id"]) for b in batches] == [32, 32, 32, 4]
+    b = batches[0]
+    assert b["embedding"].shape == (32, 4) and b["embedding"].dtype == np.float32
+    assert b["embedding"][4].tolist() == [5, 1, 2, 3]
+    assert b["t"].shape == (32, 2, 2) and b["t"][0].tolist() == [[1, 2], [3, 4]]
+    assert b["text"][0] == "row1" and b["image"][0] == b"\xde\xad"
+    assert b["r"][6].tolist() == [7.0]
+    assert b["label.valid"][:4].tolist() == [True, True, False, True]
+    assert b["label"][2] == 0
+    assert sorted(ids(db.dataloader(samples))) == list(range(1, ROWS + 1))
+
+
+def test_stream_torch(db, samples):
+    torch = pytest.importorskip("torch")
+    loader = db.dataloader(samples).filter("label IS NOT NULL").columns(["embedding", "image", "label"]) \
+        .batch_size(16).shuffle(True).to_torch()
+    assert isinstance(loader, torch.utils.data.IterableDataset)
+    batches = list(loader)
+    assert sum(len(b["label"]) for b in batches) == ROWS - ROWS // 3
+    assert set(batches[0]) == {"embedding", "image", "label"}
+    assert batches[0]["embedding"].dtype == torch.float32
+    b = next(iter(db.dataloader(samples).columns(["b"]).to_torch(device="cpu", pin_memory=True)))
+    assert b["b"].dtype == torch.bfloat16 and b["b"][0].tolist() == [1.5, 2.0]
+
+
+def test_curated_query(db, samples):
+    pytest.importorskip("torch")
+    curated = db.dataloader("SELECT embedding, image, label FROM samples WHERE metadata->>'quality' = 'high' "
+                            "AND label IN (0, 1, 2) ORDER BY RANDOM()").batch_size(8).to_torch()
+    labels = [int(x) for b in curated for x in b["label"]]
+    want = [g % 5 for g in range(1, ROWS + 1) if g % 2 == 0 and g % 3 != 0 and g % 5 in (0, 1, 2)]
+    assert sorted(labels) == sorted(want)
+
+
+def test_shuffle_seed_reproducible(db, samples):
+    a = ids(db.dataloader(samples).batch_size(10).shuffle(True, seed=7))
+    b = ids(db.dataloader(samples).batch_size(10).shuffle(True, seed=7))
+    assert a == b and sorted(a) == list(range(1, ROWS + 1))
+    c = ids(db.dataloader(samples).batch_size(10).shuffle("exact", seed=7))
+    assert sorted(c) == list(range(1, ROWS + 1))
+
+
+def test_shards_partition(db, samples):
+    parts = [ids(db.dataloader(samples).batch_size(7).shuffle(True, seed=3).shard(r, 3)) for r in range(3)]
+    everything = [i for p in parts for i in p]
+    assert sorted(everything) == list(range(1, ROWS + 1))
+
+
+def test_drop_last(db, samples):
+    sizes = [len(b["id"]) for b in db.dataloader(samples).batch_size(32).drop_last()]
+    assert sizes == [32, 32, 32]
+
+
+def test_start_batch(db, samples):
+    full = ids(db.dataloader(samples).batch_size(10).shuffle(True, seed=5))
+    rest = ids(db.dataloader(samples).batch_size(10).shuffle(True, seed=5).start_batch(3))
+    assert rest == full[30:]
+
+
+def test_workers_split(db, samples):
+    torch = pytest.importorskip("torch")
+    loader = db.dataloader(samples).columns(["id"]).batch_size(8).to_torch()
+    dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=2)
+    got = [int(i) for b in dl for i in b["id"]]
+    assert sorted(got) == list(range(1, ROWS + 1))
+
+
+def test_server_error(db):
+    import psycopg
+    with pytest.raises(psycopg.Error) as e:
+        list(db.dataloader("no_such_table"))
+    assert e.value.sqlstate == "42P01"
+
+
+def test_map_dataset(db, samples):
+    torch = pytest.importorskip("torch")
+    ds = db.open_table(samples).pytorch(columns=["id", "embedding", "label", "t"], block_size=16)
+    assert len(ds) == ROWS
+    row = ds[20]
+    assert int(row["id"]) == 21 and row["embedding"].tolist() == [21, 1, 2, 3]
+    assert int(ds[-1]["id"]) == ROWS
+    with pytest.raises(IndexError):
+        ds[ROWS]
+    loader = torch.utils.data.DataLoader(ds, batch_size=16, shuffle=True, num_workers=2)
+    seen = []
+    for b in loader:
+        assert b["embedding"].shape[1:] == (4,) and b["t"].shape[1:] == (2, 2)
+        seen += b["id"].tolist()
+    assert sorted(seen) == list(range(1, ROWS + 1))
