@@ -1,0 +1,194 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deeplaked/deeplaked/client/stream"
+	"github.com/deeplaked/deeplaked/server"
+)
+
+const rows = 100
+
+func setup(t *testing.T) string {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), FlushRows: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	dsn := "postgres://tester@" + srv.Addr() + "/db?sslmode=disable"
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`CREATE TABLE samples (id SERIAL PRIMARY KEY, text TEXT, embedding VECTOR(4), image BLOB, label INT, t uint8[2][2], r float32[], big bigint, s smallint, ok boolean)`,
+		`INSERT INTO samples (text, embedding, image, label, t, r, big, s, ok)
+		 SELECT 'row' || g, ('[' || g || ',1,2,3]')::vector, '\xdead'::bytea,
+		        CASE WHEN g % 3 = 0 THEN NULL ELSE g % 5 END, '{{1,2},{3,4}}'::uint8[2][2],
+		        ('{' || g || '}')::float32[], g * 1000000000000, g, g % 2 = 0
+		 FROM generate_series(1, 100) g`,
+	} {
+		if err := conn.Exec(context.Background(), q).Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return dsn
+}
+
+func connect(t *testing.T, dsn string) *pgconn.PgConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// ids streams query with opts and returns the id column, batch by batch.
+func ids(t *testing.T, dsn, query string, opts stream.Options) (all []int32, sizes []int) {
+	t.Helper()
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, query, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+		b := s.Batch()
+		all = append(all, b.Column("id").Int32()...)
+		sizes = append(sizes, b.Rows)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return all, sizes
+}
+
+func TestStreamEndToEnd(t *testing.T) {
+	dsn := setup(t)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "samples", stream.Options{BatchSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for s.Next() {
+		b := s.Batch()
+		sizes = append(sizes, b.Rows)
+		if b.Index != uint64(len(sizes)-1) {
+			t.Fatalf("batch index %d, want %d", b.Index, len(sizes)-1)
+		}
+		if len(sizes) > 1 {
+			continue
+		}
+		emb := b.Column("embedding")
+		if got := emb.Shape(); !slices.Equal(got, []int{32, 4}) {
+			t.Fatalf("embedding shape %v", got)
+		}
+		if got := emb.Float32()[4*4 : 5*4]; !slices.Equal(got, []float32{5, 1, 2, 3}) {
+			t.Fatalf("embedding row 4: %v", got)
+		}
+		lab := b.Column("label")
+		if lab.Int32()[0] != 1 || !lab.IsNull(2) || lab.IsNull(1) {
+			t.Fatalf("labels %v", lab.Int32()[:4])
+		}
+		if got := b.Column("t").Uint8()[:4]; !slices.Equal(got, []uint8{1, 2, 3, 4}) {
+			t.Fatalf("t row 0: %v", got)
+		}
+		r := b.Column("r")
+		lo, hi := r.Row(6)
+		if got := r.Float32()[lo:hi]; !slices.Equal(got, []float32{7}) || !slices.Equal(r.RowShape(6), []uint32{1}) {
+			t.Fatalf("r row 6: %v", got)
+		}
+		if b.Column("text").String(0) != "row1" || string(b.Column("image").Bytes(0)) != "\xde\xad" {
+			t.Fatal("bytes columns")
+		}
+		if b.Column("big").Int64()[1] != 2000000000000 || b.Column("s").Int16()[2] != 3 || !b.Column("ok").Bool()[1] {
+			t.Fatal("int64, int16 or bool column")
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sizes, []int{32, 32, 32, 4}) || s.Rows() != rows {
+		t.Fatalf("batches %v, %d rows", sizes, s.Rows())
+	}
+	// The connection is usable after the stream.
+	if err := conn.Exec(context.Background(), "SELECT 1").Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStreamOptions(t *testing.T) {
+	dsn := setup(t)
+	want := make([]int32, rows)
+	for i := range want {
+		want[i] = int32(i + 1)
+	}
+	a, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 10, Shuffle: true, Seed: 7})
+	b, _ := ids(t, dsn, "SELECT id FROM samples", stream.Options{BatchSize: 10, Shuffle: true, Seed: 7})
+	if !slices.Equal(slices.Sorted(slices.Values(a)), want) || !slices.Equal(slices.Sorted(slices.Values(b)), want) {
+		t.Fatal("a shuffled stream lost or repeated rows")
+	}
+	again, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 10, Shuffle: true, Seed: 7})
+	if !slices.Equal(a, again) {
+		t.Fatal("the same seed gave another order")
+	}
+	var shards []int32
+	for r := 0; r < 3; r++ {
+		part, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 7, Shuffle: true, Seed: 3, Rank: r, World: 3})
+		shards = append(shards, part...)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(shards)), want) {
+		t.Fatal("shards do not partition the table")
+	}
+	if _, sizes := ids(t, dsn, "samples", stream.Options{BatchSize: 32, DropLast: true}); !slices.Equal(sizes, []int{32, 32, 32}) {
+		t.Fatalf("DROP_LAST: batches %v", sizes)
+	}
+	if rest, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 10, Shuffle: true, Seed: 7, StartBatch: 3}); !slices.Equal(rest, a[30:]) {
+		t.Fatal("START_BATCH 3 is not the rest of the epoch")
+	}
+}
+
+func TestStreamServerError(t *testing.T) {
+	dsn := setup(t)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "no_such_table", stream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "42P01" {
+		t.Fatalf("got %v, want a 42P01 PgError", s.Err())
+	}
+}
+
+func TestStreamCloseEarly(t *testing.T) {
+	dsn := setup(t)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "samples", stream.Options{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Next() {
+		t.Fatal(s.Err())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Next() {
+		t.Fatal("Next after Close")
+	}
+}
