@@ -14,6 +14,8 @@
 //	}
 //	if err := batches.Err(); err != nil { ... } // a server error is a *pgconn.PgError
 //
+// or, with a range loop, for b, err := range batches.All() { ... }.
+//
 // A reading goroutine runs the COPY and copies each CopyData message (one
 // frame, one batch) into one of two reused 64-byte aligned buffers, so each
 // column's buffer is wrapped in place as a []float32, []int64, ... without

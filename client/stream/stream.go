@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -32,6 +33,12 @@ func Stream(ctx context.Context, conn *pgconn.PgConn, query string, opts Options
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	s := newBatches(cancel)
+	go s.read(ctx, conn, sql)
+	return s, nil
+}
+
+func newBatches(cancel context.CancelFunc) *Batches {
 	s := &Batches{
 		cancel: cancel,
 		free:   make(chan []byte, 2),
@@ -42,8 +49,7 @@ func Stream(ctx context.Context, conn *pgconn.PgConn, query string, opts Options
 	// other, so at most one frame is read ahead.
 	s.free <- nil
 	s.free <- nil
-	go s.read(ctx, conn, sql)
-	return s, nil
+	return s
 }
 
 // frameWriter receives the COPY's CopyData messages: pgconn.CopyTo calls
@@ -102,6 +108,23 @@ func (s *Batches) Next() bool {
 		s.closed = true
 		s.cancel()
 		return false
+	}
+}
+
+// All returns an iterator over the remaining batches, for range loops; it
+// yields the stream's error, if any, last, with a nil batch. Each batch is
+// borrowed until the loop's next iteration.
+func (s *Batches) All() iter.Seq2[*Batch, error] {
+	return func(yield func(*Batch, error) bool) {
+		for s.Next() {
+			if !yield(&s.batch, nil) {
+				s.Close()
+				return
+			}
+		}
+		if err := s.Err(); err != nil {
+			yield(nil, err)
+		}
 	}
 }
 

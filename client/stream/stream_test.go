@@ -192,3 +192,23 @@ func TestStreamCloseEarly(t *testing.T) {
 		t.Fatal("Next after Close")
 	}
 }
+
+func TestStreamAll(t *testing.T) {
+	dsn := setup(t)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "SELECT id, label FROM samples WHERE label IS NOT NULL", stream.Options{BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for b, err := range s.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += b.Rows
+	}
+	if want := rows - rows/3; n != want {
+		t.Fatalf("%d rows, want %d", n, want)
+	}
+}
