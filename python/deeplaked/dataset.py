@@ -63,9 +63,10 @@ class TableDataset(_Base):
 
     Fixed columns come as tensors of one row's shape (numpy arrays without
     torch), ragged columns as a tensor of the row's shape, bytes columns as
-    str (text, json) or bytes (bytea) (None for NULL; torch's
-    default_collate does not batch bytes: pass a transform, or a
-    collate_fn). transform(row) is applied to each row dict.
+    str (text, json) or bytes (bytea), None for NULL (torch's
+    default_collate gathers str and bytes into lists but fails on None and
+    on ragged rows of different shapes: pass a transform or a collate_fn).
+    transform(row) is applied to each row dict.
 
     Each process (DataLoader worker) opens its own connection.
     """

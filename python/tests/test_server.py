@@ -143,3 +143,27 @@ def test_map_dataset(db, samples):
         assert b["embedding"].shape[1:] == (4,) and b["t"].shape[1:] == (2, 2)
         seen += b["id"].tolist()
     assert sorted(seen) == list(range(1, ROWS + 1))
+
+
+def test_issue_example(db):
+    # The issue's code as written, with only the connection string changed.
+    torch = pytest.importorskip("torch")
+    db.execute("CREATE TABLE IF NOT EXISTS training_samples (id SERIAL PRIMARY KEY, text TEXT, embedding VECTOR(1536), image BLOB, label INT, metadata JSONB)")
+    vals = ",".join("('t%d', '[%s]', '\\x0102', %d, '%s')" % (
+        g, ",".join([str(g)] * 1536), g % 4, '{"quality": "high"}' if g % 2 == 0 else "{}") for g in range(1, 201))
+    db.execute("INSERT INTO training_samples (text, embedding, image, label, metadata) VALUES " + vals)
+    train_loader = (db.dataloader("training_samples").filter("label IS NOT NULL")
+                    .columns(["embedding", "image", "label"]).batch_size(64).shuffle(True).to_torch())
+    batches = list(train_loader)
+    assert [len(b["label"]) for b in batches] == [64, 64, 64, 8]
+    assert tuple(batches[0]["embedding"].shape) == (64, 1536) and batches[0]["image"][0] == b"\x01\x02"
+    curated = db.dataloader("SELECT embedding, image, label FROM training_samples WHERE metadata->>'quality' = 'high' AND label IN (0, 1, 2) ORDER BY RANDOM()").batch_size(64).to_torch()
+    assert sum(len(b["label"]) for b in curated) == 100
+    ds = db.open_table("training_samples")
+    loader = torch.utils.data.DataLoader(ds.pytorch(), batch_size=64, shuffle=True, num_workers=8)
+    seen = []
+    for b in loader:
+        assert tuple(b["embedding"].shape[1:]) == (1536,)
+        assert torch.equal(b["embedding"][:, 0], b["id"].float())
+        seen += b["id"].tolist()
+    assert sorted(seen) == list(range(1, 201))
