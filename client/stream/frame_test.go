@@ -318,3 +318,16 @@ func FuzzParseFrame(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseFrame(b *testing.B) {
+	frame := sampleFrame()
+	var buf []byte
+	var batch Batch
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if err := ParseFrame(AlignedCopy(&buf, frame), &batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
