@@ -93,7 +93,10 @@ class DataLoader(_Base):
     """
 
     def __init__(self, db, source):
-        self._db = db
+        # NB: the connection string, not the connection, so the loader
+        # pickles into spawned DataLoader workers.
+        self._conninfo = getattr(db, "conninfo", None)
+        self._connect_kwargs = getattr(db, "connect_kwargs", {})
         self._source = source
         self._filter = []
         self._columns = None
@@ -195,7 +198,8 @@ class DataLoader(_Base):
     def frames(self):
         """Yield the parsed frames (deeplaked.frame.Frame) of one epoch."""
         sql = self.sql()
-        conn = self._db.new_connection()
+        import psycopg
+        conn = psycopg.connect(self._conninfo, autocommit=True, **self._connect_kwargs)
         try:
             yield from stream_frames(conn, sql)
         finally:

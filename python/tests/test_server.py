@@ -167,3 +167,13 @@ def test_issue_example(db):
         assert torch.equal(b["embedding"][:, 0], b["id"].float())
         seen += b["id"].tolist()
     assert sorted(seen) == list(range(1, 201))
+
+
+def test_spawned_workers(db, samples):
+    torch = pytest.importorskip("torch")
+    loader = db.dataloader(samples).columns(["id"]).batch_size(8).to_torch()
+    dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    assert sorted(int(i) for b in dl for i in b["id"]) == list(range(1, ROWS + 1))
+    ds = db.open_table(samples).pytorch(columns=["id"], block_size=32)
+    dl = torch.utils.data.DataLoader(ds, batch_size=10, num_workers=2, multiprocessing_context="spawn")
+    assert sorted(i for b in dl for i in b["id"].tolist()) == list(range(1, ROWS + 1))
