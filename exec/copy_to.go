@@ -22,11 +22,18 @@ type CopyTo struct {
 	row, val []byte
 	// codec encodes binary values.
 	codec types.BinaryCodec
+	// groupScan is the table scan a shuffled or sharded tensor stream
+	// reads by row groups; op is nil then.
+	groupScan *plan.Scan
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
+	if scan := tensorGroupScan(env, n); scan != nil {
+		// Read row group by row group when the stream runs (tensor_shuffle.go).
+		return &CopyTo{env: env, n: n, opts: n.Options, groupScan: scan}, nil
+	}
 	op, err := Build(env, n.Query)
 	if err != nil {
 		return nil, err
@@ -35,7 +42,11 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 }
 
 // Close releases the query's operators.
-func (c *CopyTo) Close() { c.op.Close() }
+func (c *CopyTo) Close() {
+	if c.op != nil {
+		c.op.Close()
+	}
+}
 
 // Run writes the rows to w, one Write per row (one per frame of rows for
 // FORMAT tensor) as PostgreSQL sends one

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -97,6 +98,9 @@ type tensorStream struct {
 	// sent the rows written.
 	pos   int64
 	skip  int64
+	// byGroup is set when the rows come from this shard's row groups
+	// only, already sharded.
+	byGroup bool
 	batch uint64
 	sent  int64
 }
@@ -123,7 +127,7 @@ func (ts *tensorStream) add(b *types.Batch) error {
 	for i, n := 0, b.Len(); i < n; i++ {
 		p := ts.pos
 		ts.pos++
-		if world > 1 && p%world != rank {
+		if world > 1 && !ts.byGroup && p%world != rank {
 			continue
 		}
 		switch ts.opts.Shuffle {
@@ -205,12 +209,19 @@ func (ts *tensorStream) flush() error {
 // frame, and returns the number of rows written.
 func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
-	err := Drain(c.op, func(b *types.Batch) error {
+	add := func(b *types.Batch) error {
 		if err := c.env.canceled(); err != nil {
 			return err
 		}
 		return ts.add(b)
-	})
+	}
+	var err error
+	if c.groupScan != nil {
+		ts.byGroup = true
+		err = c.runGroups(add)
+	} else {
+		err = Drain(c.op, add)
+	}
 	if err == nil {
 		err = ts.finish()
 	}
@@ -218,4 +229,67 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	return ts.sent, nil
+}
+
+// tensorGroupScan returns the table scan that a shuffled or sharded tensor
+// stream of n reads row group by row group (COPY table, a single table's
+// columns with an optional WHERE), or nil when the stream reads the query's
+// rows in order and shards them by position.
+func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
+	o := n.Options
+	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 || env.Txn == nil {
+		return nil
+	}
+	scan, _ := n.Query.(*plan.Scan)
+	return scan
+}
+
+// groupSeedStream is the PCG stream of the shuffle of row groups; it does
+// not depend on the rank, so every shard deals the same order.
+const groupSeedStream = 0x6a09e667f3bcc908
+
+// runGroups reads this shard's row groups: the table's groups, in an
+// order shuffled with the seed when SHUFFLE is on, dealt round-robin to the
+// shards. Each group is one scan, closed before the next opens.
+func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
+	scan := c.groupScan
+	groups, err := c.env.Txn.RowGroups(scan.Table)
+	if err != nil {
+		return err
+	}
+	t := c.opts.Tensor
+	if t.Shuffle != plan.ShuffleNone {
+		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
+		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	}
+	for k := t.Rank; k < len(groups); k += t.World {
+		op, err := newGroupScan(c.env, scan, &groups[k])
+		if err != nil {
+			return err
+		}
+		err = Drain(op, fn)
+		op.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newGroupScan is newScan reading one row group.
+func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup) (*scanOp, error) {
+	s := &scanOp{env: env}
+	if n.Filter != nil {
+		f, err := env.compile(n.Filter)
+		if err != nil {
+			return nil, err
+		}
+		s.filter = f
+	}
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g})
+	if err != nil {
+		return nil, err
+	}
+	s.sc = sc
+	return s, nil
 }

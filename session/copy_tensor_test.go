@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"slices"
 	"testing"
+
+	"github.com/deeplaked/deeplaked/storage"
 )
 
 // frameWriter keeps each Write (one frame) apart.
@@ -34,7 +38,11 @@ func TestCopyToTensor(t *testing.T) {
 	}{
 		"COPY samples TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 2)":                                {[]int{2, 2, 1}, "copy out binary=true columns=2; COPY 5"},
 		"COPY (SELECT label FROM samples) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 2, DROP_LAST)": {[]int{2, 2}, "copy out binary=true columns=1; COPY 4"},
-		"COPY samples TO STDOUT WITH (FORMAT tensor, SHARD '1/2', BATCH_SIZE 4)":                   {[]int{2}, "copy out binary=true columns=2; COPY 2"},
+		// Five buffered rows are one row group, dealt to shard 0.
+		"COPY samples TO STDOUT WITH (FORMAT tensor, SHARD '0/2', BATCH_SIZE 4)": {[]int{4, 1}, "copy out binary=true columns=2; COPY 5"},
+		"COPY samples TO STDOUT WITH (FORMAT tensor, SHARD '1/2', BATCH_SIZE 4)": {nil, "copy out binary=true columns=2; COPY 0"},
+		// Not a plain scan: sharded by row position.
+		"COPY (SELECT label FROM samples ORDER BY label) TO STDOUT WITH (FORMAT tensor, SHARD '1/2', BATCH_SIZE 4)": {[]int{2}, "copy out binary=true columns=1; COPY 2"},
 	} {
 		r := &frameWriter{}
 		if err := s.ExecSimple(context.Background(), q, r); err != nil {
@@ -60,4 +68,81 @@ func join(out []string) string {
 		s += o
 	}
 	return s
+}
+
+// copyIDs runs a COPY of the int8 column id as a tensor stream and returns
+// the ids in stream order.
+func copyIDs(t *testing.T, s *Session, q string) []int64 {
+	t.Helper()
+	r := &frameWriter{}
+	if err := s.ExecSimple(context.Background(), q, r); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var ids []int64
+	for _, f := range r.frames {
+		le := binary.LittleEndian
+		rows := int(le.Uint32(f[24:]))
+		// One column: its values buffer's offset is the last-but-one u64
+		// of the descriptor, which ends the header.
+		hl := int(le.Uint32(f[8:]))
+		off := int(le.Uint64(f[hl-16:]))
+		for i := range rows {
+			ids = append(ids, int64(le.Uint64(f[off+8*i:])))
+		}
+	}
+	return ids
+}
+
+// TestCopyToTensorRowGroups streams a table of fragments and buffered
+// rows, shuffled by row group and sharded.
+func TestCopyToTensorRowGroups(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	const n = 3*storage.RowGroupRows + 123
+	mustRun(t, s, "CREATE TABLE r (id bigint)", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g FROM generate_series(0, %d) g", n-101), fmt.Sprintf("INSERT 0 %d", n-100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g FROM generate_series(%d, %d) g", n-100, n-1), "INSERT 0 100")
+
+	q := "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 500, SEED %d, SHARD '%d/%d', START_BATCH %d)"
+	a := copyIDs(t, s, fmt.Sprintf(q, 1, 0, 1, 0))
+	if b := copyIDs(t, s, fmt.Sprintf(q, 1, 0, 1, 0)); !slices.Equal(a, b) || len(a) != n {
+		t.Fatalf("the same seed: %d and %d rows, orders differ", len(a), len(b))
+	}
+	if c := copyIDs(t, s, fmt.Sprintf(q, 2, 0, 1, 0)); slices.Equal(a, c) {
+		t.Fatal("seeds 1 and 2 gave the same order")
+	}
+	if slices.IsSorted(a) {
+		t.Fatal("not shuffled")
+	}
+	for world := 1; world <= 4; world++ {
+		seen := make([]int, n)
+		for rank := range world {
+			for _, id := range copyIDs(t, s, fmt.Sprintf(q, 9, rank, world, 0)) {
+				seen[id]++
+			}
+		}
+		for id, k := range seen {
+			if k != 1 {
+				t.Fatalf("world %d: row %d sent %d times", world, id, k)
+			}
+		}
+	}
+	full := copyIDs(t, s, fmt.Sprintf(q, 4, 1, 2, 0))
+	if rest := copyIDs(t, s, fmt.Sprintf(q, 4, 1, 2, 3)); !slices.Equal(full[3000:], rest) {
+		t.Fatalf("START_BATCH 3: %d rows, want the last %d", len(rest), len(full)-3000)
+	}
+	// Without SHUFFLE, sharded: each shard reads whole row groups in order;
+	// the fragment's groups are [0, 16384), [16384, 32768), [32768, 49152),
+	// [49152, 49175), then the buffered rows.
+	ids := copyIDs(t, s, "COPY r TO STDOUT WITH (FORMAT tensor, SHARD '1/2')")
+	if len(ids) != storage.RowGroupRows+23 || ids[0] != storage.RowGroupRows || !slices.IsSorted(ids) {
+		t.Fatalf("shard 1/2 unshuffled: %d rows from %d", len(ids), ids[0])
+	}
 }

@@ -23,6 +23,8 @@ type ScanOptions struct {
 	// AsOf reads a past version of the table instead of the txn's
 	// snapshot (0: the snapshot). It must be a retained version.
 	AsOf uint64
+	// Group reads only one row group of Txn.RowGroups (nil: every row).
+	Group *RowGroup
 }
 
 // ZonePred is the condition `column Op value`, value being row Row of Val.
@@ -64,6 +66,8 @@ type Scanner struct {
 	asOf uint64
 	// deleted holds the ids of deleted rows, ascending.
 	deleted []uint64
+	// groupRange is the fragment row range of a scan of one row group.
+	groupRange *[2]int64
 	// wantXmin makes Next record each row's version (compaction).
 	wantXmin bool
 	// dropped, when not nil, collects the ids of deleted rows skipped in
@@ -130,7 +134,7 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 			return nil, assertf("scan of %q: column %d out of range", t.Name, c)
 		}
 	}
-	if opts.AsOf == 0 {
+	if opts.AsOf == 0 && opts.Group == nil {
 		// Equalities on the whole primary key: at most one row, read by
 		// its id.
 		if key, ok := pkLookupKey(t, opts.Preds); ok {
@@ -195,6 +199,9 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 			s.pend = tt
 			s.sources = append(s.sources, scanSource{kind: srcPending})
 		}
+	}
+	if opts.Group != nil {
+		s.restrictToGroup(opts.Group)
 	}
 	it, err := r.NewIter(&pebble.IterOptions{})
 	if err != nil {
@@ -309,7 +316,10 @@ func (s *Scanner) startFragment(src *scanSource) {
 		return // committed after the version read
 	}
 	// Prune with zone maps: a chunk that can't match excludes its rows.
-	keep := [][2]int64{{0, f.Rows}}
+	keep := [][2]int64{s.fragRange(f)}
+	if keep[0][0] >= keep[0][1] {
+		keep = nil
+	}
 	for _, p := range s.opts.Preds {
 		for _, ck := range f.Cols[p.Col] {
 			if ck.Seq == memChunkSeq || ck.Zone.MayContain(p.Op, p.Val, p.Row) {

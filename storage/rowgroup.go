@@ -1,0 +1,90 @@
+package storage
+
+// Row groups split a table's rows, as one snapshot sees them, into runs
+// stored together, so that a reader can visit them in any order (the
+// shuffled, sharded tensor stream) and read each as one scan. Together the
+// groups of a snapshot hold every row of the table exactly once.
+
+// RowGroupRows is the most rows of a fragment in one row group.
+const RowGroupRows = 16384
+
+// RowGroupKind says where a row group's rows are stored.
+type RowGroupKind uint8
+
+// Row group kinds.
+const (
+	// GroupFragment is the rows [Start, End) of fragment Fragment.
+	GroupFragment RowGroupKind = iota + 1
+	// GroupBuffered is every buffered row.
+	GroupBuffered
+	// GroupOwn is the rows the transaction itself inserted.
+	GroupOwn
+)
+
+// RowGroup is one run of a table's rows (see Txn.RowGroups).
+type RowGroup struct {
+	Kind       RowGroupKind
+	Fragment   uint64
+	Start, End int64
+}
+
+// RowGroups lists the row groups of table t in the txn's snapshot, in
+// scan order: runs of at most RowGroupRows rows of each fragment, then the
+// buffered rows, then the txn's own inserts (when it has any). A scan with
+// ScanOptions.Group reads one of them; deleted rows are skipped as in any
+// scan, so a group may read back fewer rows than its range.
+func (txn *Txn) RowGroups(t *TableDesc) ([]RowGroup, error) {
+	if err := txn.check(); err != nil {
+		return nil, err
+	}
+	frags, err := txn.db.liveFragments(txn.snap, t)
+	if err != nil {
+		return nil, err
+	}
+	var gs []RowGroup
+	for _, f := range frags {
+		for lo := int64(0); lo < f.Rows; lo += RowGroupRows {
+			gs = append(gs, RowGroup{Kind: GroupFragment, Fragment: f.ID, Start: lo, End: min(f.Rows, lo+RowGroupRows)})
+		}
+	}
+	gs = append(gs, RowGroup{Kind: GroupBuffered})
+	if tt := txn.tables[t.ID]; tt != nil && (tt.w != nil || len(tt.pendingIDs) > 0) {
+		gs = append(gs, RowGroup{Kind: GroupOwn})
+	}
+	return gs, nil
+}
+
+// restrictToGroup keeps the sources of group g, and in startFragment its
+// row range. Committed fragments come before the buffered source; the
+// txn's own fragment and pending rows after it.
+func (s *Scanner) restrictToGroup(g *RowGroup) {
+	kept := s.sources[:0]
+	own := false
+	for _, src := range s.sources {
+		var keep bool
+		switch {
+		case src.kind == srcBuffered:
+			keep, own = g.Kind == GroupBuffered, true
+		case own:
+			keep = g.Kind == GroupOwn
+		default:
+			keep = g.Kind == GroupFragment && src.frag.ID == g.Fragment
+		}
+		if keep {
+			kept = append(kept, src)
+		}
+	}
+	s.sources = kept
+	if g.Kind == GroupFragment {
+		s.groupRange = &[2]int64{g.Start, g.End}
+	}
+}
+
+// fragRange returns the rows of f a scan reads: all of them, or those of
+// its row group.
+func (s *Scanner) fragRange(f *fragment) [2]int64 {
+	if s.groupRange == nil {
+		return [2]int64{0, f.Rows}
+	}
+	return [2]int64{max(0, s.groupRange[0]), min(f.Rows, s.groupRange[1])}
+}
