@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh runs the tensor-stream benchmark's anchors in one run (see
-# README.md): the same uint8[3][64][64] images plus an int label read as
-# bytea from PostgreSQL 15 with psycopg (COPY binary and a plain SELECT),
+# run.sh runs the tensor-stream benchmark in one run (see README.md):
+# uint8[3][64][64] images plus an int label streamed from deeplaked by the
+# Python loader and by the Go client, and the anchors: the same rows read
+# as bytea from PostgreSQL 15 with psycopg (COPY binary and a plain SELECT),
 # from a local .npy with numpy.load(mmap_mode='r'), and the loopback TCP
 # ceiling. Each result is one JSON line; a Markdown table follows.
 #
@@ -68,7 +69,9 @@ free_port() {
 }
 
 
-# 1. Data: the images and labels as .npy files.
+# 1. Build; the data: the images and labels as .npy files.
+log "building deeplaked and the Go client"
+(cd "$repo" && go build -o "$work/deeplaked" ./cmd/deeplaked && go build -o "$work/goclient" ./bench/stream/goclient)
 log "generating $rows rows"
 chmod 755 "$work"
 "$py" "$repo/bench/stream/anchors.py" gen "$work" "$rows"
@@ -84,8 +87,41 @@ pgdsn="postgresql://postgres@127.0.0.1:$pgport/postgres"
 log "loading PostgreSQL on 127.0.0.1:$pgport"
 "$py" "$repo/bench/stream/anchors.py" load-pg "$pgdsn" "$work"
 
-# 3. The measurements, one JSON line each.
+# 3. deeplaked, loaded with the same rows as a uint8[3][64][64] column.
+dlport=$(free_port)
+"$work/deeplaked" --listen "127.0.0.1:$dlport" --data-dir "$work/dl" 2>"$work/deeplaked.log" &
+dlpid=$!
+for _ in $(seq 100); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$dlport") 2>/dev/null && break
+	sleep 0.1
+done
+dldsn="postgresql://bench@127.0.0.1:$dlport/bench"
+log "loading deeplaked on 127.0.0.1:$dlport"
+"$py" "$repo/bench/stream/anchors.py" load-dl "$dldsn" "$work"
+
+# server_rss runs a deeplaked reader while sampling the server's resident
+# memory every 100 ms, and adds the first and the largest sample to the
+# reader's JSON line.
+server_rss() {
+	local log="$work/rss.$RANDOM"
+	( while kill -0 "$dlpid" 2>/dev/null; do awk '/^VmRSS/ {print $2}' "/proc/$dlpid/status"; sleep 0.1; done ) >"$log" &
+	local sampler=$!
+	local line
+	line=$("$@")
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
+	"$py" -c 'import json, sys
+r = json.loads(sys.argv[1]); s = [int(x) for x in open(sys.argv[2]) if x.strip()]
+r["server_rss_start_mb"], r["server_rss_peak_mb"] = s[0] / 1024, max(s) / 1024
+print(json.dumps(r))' "$line" "$log"
+}
+
+# 4. The measurements, one JSON line each.
 results="$work/results.jsonl"
+log "deeplaked: Python loader"
+server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dldsn" "$batch" | tee -a "$results"
+log "deeplaked: Go client"
+server_rss "$work/goclient" -dsn "$dldsn" -batch "$batch" | tee -a "$results"
 log "PostgreSQL: COPY binary"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgdsn" "$batch" | tee -a "$results"
 log "PostgreSQL: SELECT"
@@ -95,16 +131,17 @@ log ".npy"
 log "loopback TCP"
 (cd "$repo" && go run ./bench/stream/loopback -bytes $((rows * 12288))) | tee -a "$results"
 
-# 4. The table.
+# 5. The table.
 "$py" - "$results" "$rows" "$batch" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print(f"\n{sys.argv[2]} rows of uint8[3][64][64] + int label, batches of {sys.argv[3]}\n")
-print("| reader | GB/s | samples/s | first batch | peak memory (reader) |")
-print("| --- | ---: | ---: | ---: | ---: |")
+print("| reader | GB/s | samples/s | first batch | peak memory (reader) | server memory (start → peak) |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for r in rows:
     samples = f"{r['samples_per_s']:.0f}" if "samples_per_s" in r else ""
     first = r.get("first_batch_ms", r.get("first_bytes_ms"))
     mem = f"{r['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in r else ""
-    print(f"| {r['name']} | {r['gb_per_s']:.2f} | {samples} | {first:.1f} ms | {mem} |")
+    srv = f"{r['server_rss_start_mb']:.0f} → {r['server_rss_peak_mb']:.0f} MB" if "server_rss_peak_mb" in r else ""
+    print(f"| {r['name']} | {r['gb_per_s']:.2f} | {samples} | {first:.1f} ms | {mem} | {srv} |")
 PY

@@ -1,0 +1,38 @@
+"""Measures deeplaked's Python loader reading the benchmark table into torch
+batches; prints one JSON line like the anchors (anchors.py).
+
+    PYTHONPATH=python loader.py DSN BATCH
+"""
+
+import json
+import resource
+import sys
+import time
+
+import deeplaked
+
+ITEM = 3 * 64 * 64
+
+
+def main(dsn, batch):
+    db = deeplaked.connect(dsn)
+    start = time.perf_counter()
+    first = None
+    rows = 0
+    for b in db.dataloader("samples").columns(["image", "label"]).batch_size(batch).to_torch():
+        if first is None:
+            first = time.perf_counter() - start
+        images, labels = b["image"], b["label"]
+        assert tuple(images.shape[1:]) == (3, 64, 64) and labels.shape[0] == images.shape[0]
+        rows += images.shape[0]
+    seconds = time.perf_counter() - start
+    print(json.dumps({
+        "name": "deeplaked, Python loader (to_torch)", "rows": rows, "bytes": rows * ITEM, "seconds": seconds,
+        "gb_per_s": rows * ITEM / seconds / 1e9, "samples_per_s": rows / seconds,
+        "first_batch_ms": (first or 0) * 1000,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
