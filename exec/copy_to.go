@@ -30,7 +30,11 @@ type CopyTo struct {
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
-	if scan := tensorGroupScan(env, n); scan != nil {
+	scan := tensorGroupScan(env, n)
+	if err := checkTensorVersion(env, n, scan); err != nil {
+		return nil, err
+	}
+	if scan != nil {
 		// Read row group by row group when the stream runs (tensor_shuffle.go).
 		return &CopyTo{env: env, n: n, opts: n.Options, groupScan: scan}, nil
 	}

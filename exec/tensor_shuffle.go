@@ -4,6 +4,7 @@ import (
 	"io"
 	"math/rand/v2"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
@@ -96,13 +97,13 @@ type tensorStream struct {
 	// pos counts the query's rows (for sharding by position); skip the
 	// rows still to skip for START_BATCH; batch the next frame's index;
 	// sent the rows written.
-	pos   int64
-	skip  int64
+	pos  int64
+	skip int64
 	// byGroup is set when the rows come from this shard's row groups
 	// only, already sharded.
 	byGroup bool
-	batch uint64
-	sent  int64
+	batch   uint64
+	sent    int64
 }
 
 func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *tensorStream {
@@ -231,17 +232,49 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	return ts.sent, nil
 }
 
-// tensorGroupScan returns the table scan that a shuffled or sharded tensor
-// stream of n reads row group by row group (COPY table, a single table's
-// columns with an optional WHERE), or nil when the stream reads the query's
-// rows in order and shards them by position.
+// tensorGroupScan returns the table scan that a shuffled, sharded or
+// versioned tensor stream of n reads row group by row group (COPY table, a
+// single table's columns with an optional WHERE), or nil when the stream
+// reads the query's rows in order and shards them by position.
 func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
 	o := n.Options
-	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 || env.Txn == nil {
+	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 || env.Txn == nil {
 		return nil
 	}
-	scan, _ := n.Query.(*plan.Scan)
+	return plainScan(n.Query)
+}
+
+// plainScan returns the scan under q when q is a scan of one table,
+// possibly under a projection of its columns (see projectScan); nil
+// otherwise.
+func plainScan(q plan.Node) *plan.Scan {
+	if p, ok := q.(*plan.Project); ok {
+		for _, e := range p.Exprs {
+			if _, ok := e.(*plan.ColRef); !ok {
+				return nil
+			}
+		}
+		q = p.Input
+	}
+	scan, _ := q.(*plan.Scan)
 	return scan
+}
+
+// projectScan wraps fn so that it sees the columns of the projection of
+// columns above the scan, if the query has one.
+func projectScan(q plan.Node, fn func(*types.Batch) error) func(*types.Batch) error {
+	p, ok := q.(*plan.Project)
+	if !ok {
+		return fn
+	}
+	view := &types.Batch{Cols: make([]*types.Vec, len(p.Exprs))}
+	return func(b *types.Batch) error {
+		for j, e := range p.Exprs {
+			view.Cols[j] = b.Cols[e.(*plan.ColRef).Idx]
+		}
+		view.SetLen(b.Len())
+		return fn(view)
+	}
 }
 
 // groupSeedStream is the PCG stream of the shuffle of row groups; it does
@@ -258,12 +291,13 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
 		return err
 	}
 	t := c.opts.Tensor
+	fn = projectScan(c.n.Query, fn)
 	if t.Shuffle != plan.ShuffleNone {
 		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
 		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	}
 	for k := t.Rank; k < len(groups); k += t.World {
-		op, err := newGroupScan(c.env, scan, &groups[k])
+		op, err := newGroupScan(c.env, scan, &groups[k], t.Version)
 		if err != nil {
 			return err
 		}
@@ -276,8 +310,9 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
 	return nil
 }
 
-// newGroupScan is newScan reading one row group.
-func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup) (*scanOp, error) {
+// newGroupScan is newScan reading one row group, of version version when
+// it is not 0.
+func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (*scanOp, error) {
 	s := &scanOp{env: env}
 	if n.Filter != nil {
 		f, err := env.compile(n.Filter)
@@ -286,10 +321,33 @@ func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup) (*scanOp, error) 
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g, AsOf: version})
 	if err != nil {
 		return nil, err
 	}
 	s.sc = sc
 	return s, nil
+}
+
+// checkTensorVersion refuses VERSION for a query that is not a plain scan
+// of one table, and a version the table does not have, before any data is
+// sent.
+func checkTensorVersion(env *Env, n *plan.CopyTo, scan *plan.Scan) error {
+	v := n.Options.Tensor.Version
+	if v == 0 {
+		return nil
+	}
+	if scan == nil && env.Txn != nil {
+		scan = plainScan(n.Query)
+	}
+	if scan == nil {
+		return pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's columns").
+			WithHint("Copy the table, or SELECT its columns with an optional WHERE.")
+	}
+	sc, err := env.Txn.ScanWith(scan.Table, storage.ScanOptions{AsOf: v})
+	if err != nil {
+		return err
+	}
+	sc.Close()
+	return nil
 }

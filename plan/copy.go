@@ -108,4 +108,6 @@ type TensorOptions struct {
 	// Rank and World select shard Rank of World (World ≥ 1).
 	Rank, World int
 	StartBatch  int64
+	// Version reads the table as of that version (0: the snapshot).
+	Version uint64
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/storage"
 )
 
@@ -144,5 +145,42 @@ func TestCopyToTensorRowGroups(t *testing.T) {
 	ids := copyIDs(t, s, "COPY r TO STDOUT WITH (FORMAT tensor, SHARD '1/2')")
 	if len(ids) != storage.RowGroupRows+23 || ids[0] != storage.RowGroupRows || !slices.IsSorted(ids) {
 		t.Fatalf("shard 1/2 unshuffled: %d rows from %d", len(ids), ids[0])
+	}
+}
+
+func TestCopyToTensorVersion(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	mustRun(t, s, "CREATE TABLE v (id bigint)", "")
+	mustRun(t, s, "INSERT INTO v SELECT g FROM generate_series(0, 9) g", "INSERT 0 10")
+	vs, err := db.Versions("v")
+	if err != nil || len(vs) == 0 {
+		t.Fatal(vs, err)
+	}
+	first := vs[len(vs)-1].Version
+	mustRun(t, s, "INSERT INTO v SELECT g FROM generate_series(10, 14) g", "INSERT 0 5")
+	mustRun(t, s, "DELETE FROM v WHERE id < 3", "DELETE 3")
+	if ids := copyIDs(t, s, fmt.Sprintf("COPY v TO STDOUT WITH (FORMAT tensor, VERSION %d)", first)); !slices.Equal(ids, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+		t.Errorf("VERSION %d: %v", first, ids)
+	}
+	if ids := copyIDs(t, s, fmt.Sprintf("COPY (SELECT id, id AS again FROM v WHERE id > 4) TO STDOUT WITH (FORMAT tensor, VERSION %d)", first)); !slices.Equal(ids, []int64{5, 6, 7, 8, 9}) {
+		t.Errorf("single-table query, VERSION %d: %v", first, ids)
+	}
+	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor)"); len(ids) != 12 {
+		t.Errorf("current version: %v", ids)
+	}
+	for q, code := range map[string]pgerror.Code{
+		"COPY v TO STDOUT WITH (FORMAT tensor, VERSION 999)":                      pgerror.InvalidParameterValue,
+		"COPY (SELECT count(*) FROM v) TO STDOUT WITH (FORMAT tensor, VERSION 1)": pgerror.FeatureNotSupported,
+	} {
+		r := &frameWriter{}
+		err := s.ExecSimple(context.Background(), q, r)
+		if pgerror.GetCode(err) != code || len(r.frames) != 0 {
+			t.Errorf("%s: %v (%s), %d frames", q, err, pgerror.GetCode(err), len(r.frames))
+		}
 	}
 }

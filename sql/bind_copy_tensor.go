@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -65,8 +66,9 @@ func tensorOptions(opts plan.CopyOptions, list []Option, seen map[string]bool) (
 		case "shard":
 			t.Rank, t.World, err = tensorShard(o)
 		case "version":
-			return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is not supported yet").
-				WithHint("Copy the current version of the table.")
+			var v int64
+			v, err = tensorInt(o, 1, math.MaxInt64)
+			t.Version = uint64(v)
 		}
 		if err != nil {
 			return opts, err

@@ -145,6 +145,8 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t TO STDOUT (FORMAT tensor, SHARD '1')", "22023", `invalid value for SHARD: "1"`},
 		{"COPY t TO STDOUT (FORMAT tensor, SEED 'abc')", "22023", `invalid value for SEED: "abc"`},
 		{"COPY t TO STDOUT (FORMAT tensor, START_BATCH -1)", "22023", "START_BATCH -1 is out of range (0 to 4611686018427387904)"},
+		{"COPY t TO STDOUT (FORMAT tensor, VERSION 'x')", "22023", `invalid value for VERSION: "x"`},
+		{"COPY t TO STDOUT (FORMAT tensor, VERSION 0)", "22023", "VERSION 0 is out of range (1 to 9223372036854775807)"},
 		{"COPY t TO STDOUT (FORMAT tensor, SHUFFLE_BUFFER 0)", "22023", "SHUFFLE_BUFFER 0 is out of range (1 to 16777216)"},
 		{"COPY t TO STDOUT (HEADER match)", "0A000", `cannot use "match" with HEADER in COPY TO`},
 		{"COPY t TO STDOUT (FORCE_QUOTE (a))", "0A000", "COPY force quote available only in CSV mode"},
@@ -172,8 +174,9 @@ func TestTensorOptions(t *testing.T) {
 		"COPY t TO STDOUT (FORMAT tensor)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1},
 		"COPY (SELECT a FROM t) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 8, SHUFFLE true, SEED 42, SHARD '1/4', DROP_LAST true, SHUFFLE_BUFFER 100, START_BATCH 3)": {
 			BatchSize: 8, Shuffle: plan.ShuffleBuffer, Seed: 42, Rank: 1, World: 4, DropLast: true, ShuffleBuffer: 100, StartBatch: 3},
-		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, DropLast: true},
+		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)":    {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, DropLast: true},
 		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1},
+		"COPY t TO STDOUT (FORMAT tensor, VERSION '12')":                           {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Version: 12},
 	} {
 		ps, err := Parse(q)
 		if err != nil {
