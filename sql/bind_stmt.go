@@ -259,6 +259,34 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 	return node, nil
 }
 
+// typedLiterals returns sel with its quoted literals and NULLs in the
+// select list cast to the target columns' types: as in PostgreSQL, INSERT
+// ... SELECT 'literal' takes the column's type (a tensor's text form, a
+// number), where a SELECT on its own would make it text. sel is not
+// changed (a prepared statement binds its AST again at each run).
+func typedLiterals(sel *Select, t *storage.TableDesc, target []int) *Select {
+	if sel.SetOp != 0 || sel.Values != nil || len(sel.Items) != len(target) {
+		return sel
+	}
+	var out *Select
+	for j, it := range sel.Items {
+		lit, ok := it.Expr.(*Literal)
+		if !ok || it.Star || (lit.Kind != LitString && lit.Kind != LitNull) {
+			continue
+		}
+		if out == nil {
+			c := *sel
+			c.Items = append([]SelectItem{}, sel.Items...)
+			out = &c
+		}
+		out.Items[j].Expr = &CastExpr{X: lit, Type: t.Columns[target[j]].Type}
+	}
+	if out == nil {
+		return sel
+	}
+	return out
+}
+
 func containsRandom(e plan.Expr) bool {
 	switch e := e.(type) {
 	case *plan.Call:
@@ -507,7 +535,7 @@ func BindInsert(cat Catalog, s *Insert) (*plan.Insert, error) {
 		// (with assignment casts), defaults the rest. The query runs to its
 		// end before the first row is written, so reading the target table
 		// sees none of the new rows.
-		q, err := bindSelect(cat, s.Select, queryCtx{})
+		q, err := bindSelect(cat, typedLiterals(s.Select, t, target), queryCtx{})
 		if err != nil {
 			return nil, err
 		}
