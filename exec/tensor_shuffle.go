@@ -99,6 +99,8 @@ type tensorStream struct {
 	// sent the rows written.
 	pos  int64
 	skip int64
+	// canceled reports a canceled statement (nil: never).
+	canceled func() error
 	// byGroup is set when the rows come from this shard's row groups
 	// only, already sharded.
 	byGroup bool
@@ -200,6 +202,13 @@ func (ts *tensorStream) maybeFlush() error {
 }
 
 func (ts *tensorStream) flush() error {
+	if ts.canceled != nil {
+		// Rows drained from the store at the end come without a batch
+		// of the query to check the cancel at.
+		if err := ts.canceled(); err != nil {
+			return err
+		}
+	}
 	ts.sent += int64(ts.frames.rows)
 	err := ts.frames.write(ts.w, ts.batch)
 	ts.batch++
@@ -210,6 +219,7 @@ func (ts *tensorStream) flush() error {
 // frame, and returns the number of rows written.
 func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
+	ts.canceled = c.env.canceled
 	add := func(b *types.Batch) error {
 		if err := c.env.canceled(); err != nil {
 			return err

@@ -184,3 +184,47 @@ func TestCopyToTensorVersion(t *testing.T) {
 		}
 	}
 }
+
+// failingWriter fails every write after the first, as a connection whose
+// client has gone away.
+type failingWriter struct {
+	recorder
+	writes int
+}
+
+func (w *failingWriter) CopyOut(bool, int) (io.Writer, error) { return w, nil }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > 1 {
+		return 0, io.ErrClosedPipe
+	}
+	return len(p), nil
+}
+
+// TestCopyToTensorStops checks that a cancel or a failed write ends the
+// stream at once, with every scan closed (the storage's open iterators
+// would keep the DB from closing cleanly otherwise).
+func TestCopyToTensorStops(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE c (id bigint, s text)", "")
+	mustRun(t, s, "INSERT INTO c SELECT g, 'x' FROM generate_series(1, 20000) g", "INSERT 0 20000")
+	for _, q := range []string{
+		"COPY c TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 10)",
+		"COPY c TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 10, SHUFFLE true, SHARD '0/1', SHUFFLE_BUFFER 100)",
+		"COPY (SELECT id FROM c ORDER BY id DESC) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 10, SHUFFLE 'exact')",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cr := &cancelRecorder{w: &cancelingWriter{cancel: cancel}}
+		if err := s.ExecSimple(ctx, q, cr); pgerror.GetCode(err) != pgerror.QueryCanceled || cr.w.n > 200 {
+			t.Errorf("%s canceled: %v after %d frames", q, err, cr.w.n)
+		}
+		cancel()
+		fw := &failingWriter{}
+		if err := s.ExecSimple(context.Background(), q, fw); err == nil || fw.writes != 2 {
+			t.Errorf("%s, client gone: %v after %d writes", q, err, fw.writes)
+		}
+	}
+	// The session still works.
+	mustRun(t, s, "SELECT count(*) FROM c", "columns count:bigint; 20000; SELECT 1")
+}
