@@ -270,3 +270,24 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per run through the store", n)
 	}
 }
+
+// BenchmarkTensorStream streams batches of 1024 rows of a float32[768]
+// embedding and an int label in frames of 256 rows.
+func BenchmarkTensorStream(b *testing.B) {
+	ts := []types.Type{types.TensorOf(types.DTFloat32, 768), types.TypInt4}
+	batch := types.NewBatch(ts, 1024)
+	emb := make([]byte, 768*4)
+	for i := range 1024 {
+		batch.Cols[0].AppendBytes(emb)
+		batch.Cols[1].AppendInt(int64(i))
+	}
+	cols := []plan.Column{{Name: "embedding", Type: ts[0]}, {Name: "label", Type: ts[1]}}
+	o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 256, World: 1}}
+	b.SetBytes(int64(1024 * (768*4 + 4)))
+	b.ReportAllocs()
+	ct := &CopyTo{env: &Env{}, n: &plan.CopyTo{Query: &plan.Values{Cols: cols}, Options: o}, opts: o}
+	ct.op = &repeatOp{b: batch, n: b.N}
+	if _, err := ct.Run(io.Discard); err != nil {
+		b.Fatal(err)
+	}
+}
