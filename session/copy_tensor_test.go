@@ -228,3 +228,27 @@ func TestCopyToTensorStops(t *testing.T) {
 	// The session still works.
 	mustRun(t, s, "SELECT count(*) FROM c", "columns count:bigint; 20000; SELECT 1")
 }
+
+// TestCopyToTensorExample checks the example of docs/tensor-stream.md.
+func TestCopyToTensorExample(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "CREATE TABLE samples (image uint8[3][2][2], label int)", "")
+	mustRun(t, s, "INSERT INTO samples VALUES ('{{{1,2},{3,4}},{{5,6},{7,8}},{{9,10},{11,12}}}', 7), ('{{{0,0},{0,0}},{{0,0},{0,0}},{{0,0},{0,0}}}', -1)", "INSERT 0 2")
+	r := &frameWriter{}
+	if err := s.ExecSimple(context.Background(), "COPY (SELECT image, label FROM samples) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 2)", r); err != nil || len(r.frames) != 1 {
+		t.Fatalf("%v, %d frames", err, len(r.frames))
+	}
+	f := r.frames[0]
+	le := binary.LittleEndian
+	imgDesc := 32 + 2 + 5 + 4 + 12
+	lblDesc := 32 + 87 + 2 + 5 + 4
+	if le.Uint32(f[8:]) != 194 || len(f) != 384 ||
+		le.Uint64(f[imgDesc+48:]) != 256 || le.Uint64(f[imgDesc+56:]) != 24 ||
+		le.Uint64(f[lblDesc+48:]) != 320 || le.Uint64(f[lblDesc+56:]) != 8 {
+		t.Fatalf("header_len %d, %d bytes, image at %d (%d), label at %d (%d)", le.Uint32(f[8:]), len(f),
+			le.Uint64(f[imgDesc+48:]), le.Uint64(f[imgDesc+56:]), le.Uint64(f[lblDesc+48:]), le.Uint64(f[lblDesc+56:]))
+	}
+	if f[256] != 1 || f[256+11] != 12 || int32(le.Uint32(f[320:])) != 7 || int32(le.Uint32(f[324:])) != -1 {
+		t.Fatalf("values % x / % x", f[256:280], f[320:328])
+	}
+}
