@@ -43,9 +43,26 @@ func (w *resultWriter) CopyOut(binary bool, ncols int) (io.Writer, error) {
 	return o, nil
 }
 
-// Write sends p as one CopyData message; p is not kept.
+// Write sends p as one CopyData message; p is not kept. A message of
+// flushThreshold bytes or more (a tensor-stream frame) goes to the socket
+// straight from p, after what is buffered, instead of through the buffer.
 func (o *copyOutWriter) Write(p []byte) (int, error) {
 	c := o.c
+	if c.werr == nil && len(p) >= flushThreshold {
+		c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
+		binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(len(p)+4))
+		c.committed = len(c.wbuf)
+		err := c.flush()
+		if err == nil {
+			if _, err = c.nc.Write(p); err != nil {
+				c.werr = err
+			}
+		}
+		if err != nil {
+			return 0, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+		}
+		return len(p), nil
+	}
 	if c.werr == nil {
 		c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
 		binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(len(p)+4))

@@ -298,3 +298,33 @@ func TestCopyToLargeStream(t *testing.T) {
 		t.Errorf("%d bytes missing", extra)
 	}
 }
+
+// TestRawCopyOutLargeMessage: a CopyData of more than flushThreshold bytes
+// goes out straight from the caller's bytes, framed like the small ones,
+// between the messages buffered before and after it.
+func TestRawCopyOutLargeMessage(t *testing.T) {
+	ts := startRealServer(t)
+	c := rawSession(t, ts)
+	c.send(&pgproto3.Query{String: "CREATE TABLE big (id int, s text); INSERT INTO big VALUES (1, 'head'), (2, '" +
+		strings.Repeat("ab", 100000) + "'), (3, 'tail')"})
+	if got := c.expectReady(); !equalStrings(got, []string{"CCREATE TABLE", "CINSERT 0 3", "ZI"}) {
+		t.Fatalf("setup: %v", got)
+	}
+	c.send(&pgproto3.Query{String: "COPY (SELECT s FROM big ORDER BY id) TO STDOUT"})
+	if _, ok := c.receive().(*pgproto3.CopyOutResponse); !ok {
+		t.Fatal("no CopyOutResponse")
+	}
+	for _, want := range []string{"head\n", strings.Repeat("ab", 100000) + "\n", "tail\n"} {
+		m := c.receive()
+		d, ok := m.(*pgproto3.CopyData)
+		if !ok {
+			t.Fatalf("%#v, want CopyData", m)
+		}
+		if string(d.Data) != want {
+			t.Fatalf("CopyData of %d bytes, want %d", len(d.Data), len(want))
+		}
+	}
+	if got := c.expectReady(); !equalStrings(got, []string{"?", "CCOPY 3", "ZI"}) {
+		t.Fatalf("after the data: %v", got)
+	}
+}
