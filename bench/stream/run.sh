@@ -19,84 +19,22 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 rows=${BENCH_ROWS:-200000}
 batch=${BENCH_BATCH:-256}
 py=/usr/bin/python3
-pgbin=/usr/lib/postgresql/15/bin
-
-log() { echo "$(date +%H:%M:%S)  $*" >&2; }
-
-if [ ! -x "$pgbin/initdb" ]; then
-	log "installing postgresql-15"
-	sudo=""
-	[ "$(id -u)" -ne 0 ] && sudo=sudo
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql-15 >/dev/null
-fi
-
-work=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/deeplaked-stream-bench.XXXXXX")
-chmod 755 "$work"
-dlpid=""
-pgdata="$work/pg/data"
-
-# PostgreSQL refuses to run as root: run it as postgres then.
-as_pg() { "$@"; }
-if [ "$(id -u)" -eq 0 ]; then
-	id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-	as_pg() { runuser -u postgres -- "$@"; }
-fi
-
-cleanup() {
-	set +e
-	if [ -n "$dlpid" ] && kill -0 "$dlpid" 2>/dev/null; then
-		kill -TERM "$dlpid"
-		wait "$dlpid"
-	fi
-	if [ -f "$pgdata/postmaster.pid" ]; then
-		as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# free_port prints a TCP port of 127.0.0.1 that nothing listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-}
-
+. "$repo/bench/lib.sh"
+bench_init stream
 
 # 1. Build; the data: the images and labels as .npy files.
 log "building deeplaked and the Go client"
 (cd "$repo" && go build -o "$work/deeplaked" ./cmd/deeplaked && go build -o "$work/goclient" ./bench/stream/goclient)
 log "generating $rows rows"
-chmod 755 "$work"
 "$py" "$repo/bench/stream/anchors.py" gen "$work" "$rows"
 
-# 2. A throwaway PostgreSQL 15 cluster, default settings, loaded with the rows.
-mkdir -p "$work/pg"
-[ "$(id -u)" -eq 0 ] && chown postgres "$work/pg"
-as_pg "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 --no-locale >/dev/null
-pgport=$(free_port)
-as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$work/pg/log" -w \
-	-o "-p $pgport -k $work/pg -c listen_addresses=127.0.0.1" start >/dev/null
-pgdsn="postgresql://postgres@127.0.0.1:$pgport/postgres"
-log "loading PostgreSQL on 127.0.0.1:$pgport"
+# 2. PostgreSQL 15 and deeplaked, loaded with the same rows: bytea in
+# PostgreSQL, a uint8[3][64][64] column in deeplaked.
+start_pg
+log "loading PostgreSQL"
 "$py" "$repo/bench/stream/anchors.py" load-pg "$pgdsn" "$work"
-
-# 3. deeplaked, loaded with the same rows as a uint8[3][64][64] column.
-dlport=$(free_port)
-"$work/deeplaked" --listen "127.0.0.1:$dlport" --data-dir "$work/dl" 2>"$work/deeplaked.log" &
-dlpid=$!
-for _ in $(seq 100); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$dlport") 2>/dev/null && break
-	sleep 0.1
-done
-dldsn="postgresql://bench@127.0.0.1:$dlport/bench"
-log "loading deeplaked on 127.0.0.1:$dlport"
+start_deeplaked "$work/deeplaked"
+log "loading deeplaked"
 "$py" "$repo/bench/stream/anchors.py" load-dl "$dldsn" "$work"
 
 # server_rss runs a deeplaked reader while sampling the server's resident
@@ -116,7 +54,7 @@ r["server_rss_start_mb"], r["server_rss_peak_mb"] = s[0] / 1024, max(s) / 1024
 print(json.dumps(r))' "$line" "$log"
 }
 
-# 4. The measurements, one JSON line each.
+# 3. The measurements, one JSON line each.
 results="$work/results.jsonl"
 log "deeplaked: Python loader"
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dldsn" "$batch" | tee -a "$results"
@@ -131,7 +69,7 @@ log ".npy"
 log "loopback TCP"
 (cd "$repo" && go run ./bench/stream/loopback -bytes $((rows * 12288))) | tee -a "$results"
 
-# 5. The table.
+# 4. The table.
 "$py" - "$results" "$rows" "$batch" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
