@@ -880,6 +880,17 @@ func exprFeature(n *pg.Node) string {
 	return "the expression " + name
 }
 
+// convertOperands converts both operands of a binary operator.
+func convertOperands(a *pg.A_Expr) (l, r Expr, err error) {
+	if l, err = convertExpr(a.Lexpr); err != nil {
+		return nil, nil, err
+	}
+	if r, err = convertExpr(a.Rexpr); err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
+}
+
 func convertAExpr(a *pg.A_Expr) (Expr, error) {
 	name := opName(a.Name)
 	switch a.Kind {
@@ -911,11 +922,7 @@ func convertAExpr(a *pg.A_Expr) (Expr, error) {
 		}
 		return &InExpr{X: x, List: list, Not: name == "<>"}, nil
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
-		x, err := convertExpr(a.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		p, err := convertExpr(a.Rexpr)
+		x, p, err := convertOperands(a)
 		if err != nil {
 			return nil, err
 		}
@@ -932,31 +939,19 @@ func convertAExpr(a *pg.A_Expr) (Expr, error) {
 		}
 		return &BetweenExpr{X: x, Lo: bounds[0], Hi: bounds[1], Not: a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN}, nil
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
-		l, err := convertExpr(a.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := convertExpr(a.Rexpr)
+		l, r, err := convertOperands(a)
 		if err != nil {
 			return nil, err
 		}
 		return &FuncCall{Name: "nullif", Args: []Expr{l, r}}, nil
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
-		x, err := convertExpr(a.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		arr, err := convertExpr(a.Rexpr)
+		x, arr, err := convertOperands(a)
 		if err != nil {
 			return nil, err
 		}
 		return &ArrayCmpExpr{X: x, Array: arr, Op: name, All: a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		l, err := convertExpr(a.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := convertExpr(a.Rexpr)
+		l, r, err := convertOperands(a)
 		if err != nil {
 			return nil, err
 		}
