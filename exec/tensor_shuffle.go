@@ -126,6 +126,9 @@ func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *
 
 // add takes the rows of a batch of the query.
 func (ts *tensorStream) add(b *types.Batch) error {
+	if ts.opts.Shuffle == plan.ShuffleNone && (ts.opts.World == 1 || ts.byGroup) {
+		return ts.addInOrder(b)
+	}
 	world, rank := int64(ts.opts.World), int64(ts.opts.Rank)
 	for i, n := 0, b.Len(); i < n; i++ {
 		p := ts.pos
@@ -154,6 +157,31 @@ func (ts *tensorStream) add(b *types.Batch) error {
 			ts.store.set(s, b.Cols, i, ts.frames)
 		}
 	}
+	return nil
+}
+
+// addInOrder takes the rows of b as they come, in runs that end at a
+// frame's end. A frame's rows are borrowed from b where they can be and
+// copied only when the frame continues past b (unborrow): b's memory is
+// the query's until its next batch.
+func (ts *tensorStream) addInOrder(b *types.Batch) error {
+	n := b.Len()
+	ts.pos += int64(n)
+	i := 0
+	if ts.skip > 0 {
+		k := min(int64(n), ts.skip)
+		ts.skip -= k
+		i = int(k)
+	}
+	for i < n {
+		k := min(n-i, ts.opts.BatchSize-ts.frames.rows)
+		ts.frames.addRange(b.Cols, i, i+k)
+		i += k
+		if err := ts.maybeFlush(); err != nil {
+			return err
+		}
+	}
+	ts.frames.unborrow()
 	return nil
 }
 

@@ -60,6 +60,11 @@ type tensorCol struct {
 	// bytes, for the offsets buffer.
 	nelems                         uint64
 	valid, offsets, shapes, values []byte
+	// borrow, when set, holds the values of the batch's last rows, which
+	// follow those in values: a run of fixed-width values taken from a
+	// query batch without a copy, valid until the query's next batch
+	// (see unborrow).
+	borrow []byte
 	// scratch holds a ragged value's dims or a value's text form.
 	dimScratch []int
 	scratch    []byte
@@ -133,6 +138,7 @@ func (c *tensorCol) reset() {
 	c.offsets = c.offsets[:0]
 	c.shapes = c.shapes[:0]
 	c.values = c.values[:0]
+	c.borrow = nil
 	if c.kind != tensorKindFixed {
 		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, 0)
 	}
@@ -141,6 +147,10 @@ func (c *tensorCol) reset() {
 // add appends row r's value: null, or b, n, f or bs as the column's
 // physical type says.
 func (c *tensorCol) add(r int, null, b bool, n int64, f float64, bs []byte) {
+	if c.borrow != nil {
+		c.values = append(c.values, c.borrow...)
+		c.borrow = nil
+	}
 	if r%8 == 0 {
 		c.valid = append(c.valid, 0)
 	}
@@ -232,6 +242,15 @@ type tensorFrames struct {
 	cols  []*tensorCol
 	rows  int
 	frame []byte
+	// iov holds the pieces of a frame for a BuffersWriter.
+	iov [][]byte
+}
+
+// A BuffersWriter writes the concatenation of bufs as one message (one
+// CopyData), as a vectored write where it can: a frame's column buffers
+// then go to the socket without being copied into one.
+type BuffersWriter interface {
+	WriteBuffers(bufs [][]byte) error
 }
 
 func newTensorFrames(cols []plan.Column) *tensorFrames {
@@ -253,28 +272,85 @@ func (f *tensorFrames) reset() {
 // addRow appends row i of cols.
 func (f *tensorFrames) addRow(cols []*types.Vec, i int) {
 	for j, c := range f.cols {
-		v := cols[j]
-		if v.Nulls[i] {
-			c.add(f.rows, true, false, 0, 0, nil)
-			continue
-		}
-		switch v.Type.Phys() {
-		case types.PhysBool:
-			c.add(f.rows, false, v.Bools[i], 0, 0, nil)
-		case types.PhysInt:
-			c.add(f.rows, false, false, v.Ints[i], 0, nil)
-		case types.PhysFloat:
-			c.add(f.rows, false, false, 0, v.Floats[i], nil)
-		default:
-			bs := v.Bytes.Get(i)
-			if c.text {
-				c.scratch = types.AppendText(c.scratch[:0], v, i)
-				bs = c.scratch
-			}
-			c.add(f.rows, false, false, 0, 0, bs)
-		}
+		c.addVec(cols[j], i, f.rows)
 	}
 	f.rows++
+}
+
+// addVec appends row i of v as the frame's row r.
+func (c *tensorCol) addVec(v *types.Vec, i, r int) {
+	if v.Nulls[i] {
+		c.add(r, true, false, 0, 0, nil)
+		return
+	}
+	switch v.Type.Phys() {
+	case types.PhysBool:
+		c.add(r, false, v.Bools[i], 0, 0, nil)
+	case types.PhysInt:
+		c.add(r, false, false, v.Ints[i], 0, nil)
+	case types.PhysFloat:
+		c.add(r, false, false, 0, v.Floats[i], nil)
+	default:
+		bs := v.Bytes.Get(i)
+		if c.text {
+			c.scratch = types.AppendText(c.scratch[:0], v, i)
+			bs = c.scratch
+		}
+		c.add(r, false, false, 0, 0, bs)
+	}
+}
+
+// addRange appends rows [i, j) of cols. A fixed column of vectors or
+// tensors whose values in the range are back to back, none NULL, takes
+// them as one run (borrowed: see tensorCol.borrow).
+func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) {
+	for k, c := range f.cols {
+		v := cols[k]
+		if c.kind == tensorKindFixed && v.Type.Phys() == types.PhysBytes && c.addRun(v, i, j, f.rows) {
+			continue
+		}
+		for r := i; r < j; r++ {
+			c.addVec(v, r, f.rows+r-i)
+		}
+	}
+	f.rows += j - i
+}
+
+// addRun appends rows [i, j) of v, a fixed-width column, as the frame's
+// rows from r on, if every one is a non-NULL value of the column's width.
+func (c *tensorCol) addRun(v *types.Vec, i, j, r int) bool {
+	width := int32(c.elems * c.size)
+	offs := v.Bytes.Offsets
+	for k := i; k < j; k++ {
+		if v.Nulls[k] || offs[k+1]-offs[k] != width {
+			return false
+		}
+	}
+	n := j - i
+	for b := r / 8; b < (r+n+7)/8; b++ {
+		if b == len(c.valid) {
+			c.valid = append(c.valid, 0)
+		}
+	}
+	for k := r; k < r+n; k++ {
+		c.valid[k/8] |= 1 << (k % 8)
+	}
+	if c.borrow != nil {
+		c.values = append(c.values, c.borrow...)
+	}
+	c.borrow = v.Bytes.Data[offs[i]:offs[j]:offs[j]]
+	return true
+}
+
+// unborrow copies borrowed values into the columns' own buffers: the rows
+// of the frame being assembled then outlive the query batch they came from.
+func (f *tensorFrames) unborrow() {
+	for _, c := range f.cols {
+		if c.borrow != nil {
+			c.values = append(c.values, c.borrow...)
+			c.borrow = nil
+		}
+	}
 }
 
 // addSlot appends slot s of the row store st.
@@ -294,9 +370,6 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 		hl += 2 + len(c.name) + 4 + 4*len(c.dims) + 4*16
 	}
 	pos := alignUp(hl)
-	// Lay out the buffers after the header.
-	type span struct{ off, n int }
-	var spans [4]span
 	fr := f.frame[:0]
 	fr = append(fr, tensorMagic...)
 	fr = le.AppendUint16(fr, tensorVersion)
@@ -306,6 +379,7 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 	fr = le.AppendUint64(fr, batch)
 	fr = le.AppendUint32(fr, uint32(f.rows))
 	fr = le.AppendUint32(fr, 0)
+	// Lay out the buffers after the header.
 	for _, c := range f.cols {
 		fr = le.AppendUint16(fr, uint16(len(c.name)))
 		fr = append(fr, c.name...)
@@ -322,26 +396,58 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 			fr = le.AppendUint32(fr, d)
 		}
 		for k, b := range c.buffers() {
-			spans[k] = span{}
+			off, n := 0, 0
 			if b != nil {
-				spans[k] = span{pos, len(b)}
-				pos = alignUp(pos + len(b))
+				off, n = pos, len(b)
+				if k == 3 {
+					n += len(c.borrow)
+				}
+				pos = alignUp(pos + n)
 			}
-			fr = le.AppendUint64(fr, uint64(spans[k].off))
-			fr = le.AppendUint64(fr, uint64(spans[k].n))
+			fr = le.AppendUint64(fr, uint64(off))
+			fr = le.AppendUint64(fr, uint64(n))
 		}
 	}
 	fr = appendZeros(fr, alignUp(len(fr))-len(fr))
-	for _, c := range f.cols {
-		for _, b := range c.buffers() {
-			if b != nil {
-				fr = append(fr, b...)
-				fr = appendZeros(fr, alignUp(len(fr))-len(fr))
+	var err error
+	if bw, ok := w.(BuffersWriter); ok {
+		// The header, then each buffer and its padding as they are.
+		f.frame = fr
+		iov := append(f.iov[:0], fr)
+		for _, c := range f.cols {
+			for k, b := range c.buffers() {
+				if b == nil {
+					continue
+				}
+				n := len(b)
+				iov = append(iov, b)
+				if k == 3 && c.borrow != nil {
+					iov = append(iov, c.borrow)
+					n += len(c.borrow)
+				}
+				if pad := alignUp(n) - n; pad > 0 {
+					iov = append(iov, tensorZeros[:pad])
+				}
 			}
 		}
+		err = bw.WriteBuffers(iov)
+		clear(iov)
+		f.iov = iov[:0]
+	} else {
+		for _, c := range f.cols {
+			for k, b := range c.buffers() {
+				if b != nil {
+					fr = append(fr, b...)
+					if k == 3 {
+						fr = append(fr, c.borrow...)
+					}
+					fr = appendZeros(fr, alignUp(len(fr))-len(fr))
+				}
+			}
+		}
+		f.frame = fr
+		_, err = w.Write(fr)
 	}
-	f.frame = fr
-	_, err := w.Write(fr)
 	f.reset()
 	return err
 }

@@ -251,6 +251,17 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, run); n != 0 {
 		t.Errorf("%v allocations per run", n)
 	}
+	// The in-order path: runs of rows, written as pieces.
+	run = func() {
+		f.addRange(b.Cols, 0, b.Len())
+		if err := f.write(discardBuffers{}, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(100, run); n != 0 {
+		t.Errorf("%v allocations per run of addRange and WriteBuffers", n)
+	}
 	// The shuffle path: rows through the store.
 	st := newRowStore(len(cols))
 	for i := range b.Len() {
@@ -289,5 +300,102 @@ func BenchmarkTensorStream(b *testing.B) {
 	ct.op = &repeatOp{b: batch, n: b.N}
 	if _, err := ct.Run(io.Discard); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// discardBuffers is a BuffersWriter that drops what it is given.
+type discardBuffers struct{ io.Writer }
+
+func (discardBuffers) WriteBuffers([][]byte) error { return nil }
+
+// buffersRecorder is a BuffersWriter that keeps each frame, joined.
+type buffersRecorder struct{ frameRecorder }
+
+func (r *buffersRecorder) WriteBuffers(bufs [][]byte) error {
+	var p []byte
+	for _, b := range bufs {
+		p = append(p, b...)
+	}
+	r.frames = append(r.frames, p)
+	return nil
+}
+
+// reuseOp returns n batches of size rows through one reused batch, its
+// memory overwritten by each Next as a scan's is: row r's uint8[4] value
+// holds r's bytes, its int8 r; every 13th row is NULL.
+type reuseOp struct {
+	b          *types.Batch
+	next, n    int
+	size, null int
+}
+
+func (o *reuseOp) Next() (*types.Batch, error) {
+	if o.next == o.n*o.size {
+		return nil, nil
+	}
+	o.b.Reset()
+	for r := o.next; r < o.next+o.size; r++ {
+		if r%o.null == 0 {
+			o.b.Cols[0].AppendNull()
+		} else {
+			o.b.Cols[0].AppendBytes(binary.LittleEndian.AppendUint32(nil, uint32(r)))
+		}
+		o.b.Cols[1].AppendInt(int64(r))
+	}
+	o.b.SetLen(o.size)
+	o.next += o.size
+	return o.b, nil
+}
+
+func (o *reuseOp) Close() {}
+
+// TestTensorFramesBorrowed checks the in-order path, whose fixed columns
+// borrow the query's memory: a frame continued past the query batch it
+// started in must hold the rows as they were, and a vectored write must
+// send the same bytes as a plain one.
+func TestTensorFramesBorrowed(t *testing.T) {
+	ts := []types.Type{types.TensorOf(types.DTUint8, 4), types.TypInt8}
+	cols := []plan.Column{{Name: "v", Type: ts[0]}, {Name: "id", Type: ts[1]}}
+	for _, tc := range []struct {
+		null, start int
+	}{{1 << 30, 0}, {13, 0}, {13, 2}} {
+		var out [2][][]byte
+		for k, w := range []interface {
+			io.Writer
+		}{&frameRecorder{}, &buffersRecorder{}} {
+			o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 7, World: 1, StartBatch: int64(tc.start)}}
+			op := &reuseOp{b: types.NewBatch(ts, 10), n: 10, size: 10, null: tc.null}
+			ct := &CopyTo{env: &Env{}, n: &plan.CopyTo{Query: &plan.Values{Cols: cols}, Options: o}, op: op, opts: o}
+			if _, err := ct.Run(w); err != nil {
+				t.Fatal(err)
+			}
+			switch r := w.(type) {
+			case *frameRecorder:
+				out[k] = r.frames
+			case *buffersRecorder:
+				out[k] = r.frames
+			}
+		}
+		if !slices.EqualFunc(out[0], out[1], bytes.Equal) {
+			t.Fatalf("null every %d: a vectored write sent other bytes", tc.null)
+		}
+		next := int64(7 * tc.start)
+		for _, p := range out[0] {
+			f := decodeFrame(t, p)
+			for i := range f.rows {
+				id := int64(binary.LittleEndian.Uint64(f.cols[1].values[8*i:]))
+				if id != next {
+					t.Fatalf("null every %d: row %d of batch %d has id %d, want %d", tc.null, i, f.batch, id, next)
+				}
+				v := binary.LittleEndian.Uint32(f.cols[0].values[4*i:])
+				if null := f.cols[0].null(i); null != (id%int64(tc.null) == 0) || !null && int64(v) != id {
+					t.Fatalf("null every %d: row %d (id %d): value %d, null %v", tc.null, i, id, v, null)
+				}
+				next++
+			}
+		}
+		if next != 100 {
+			t.Fatalf("null every %d: stream ended at row %d, want 100", tc.null, next)
+		}
 	}
 }

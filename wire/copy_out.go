@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"io"
+	"net"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -19,6 +20,9 @@ type copyOutWriter struct {
 	// active is set from CopyOutResponse until the statement's
 	// CommandComplete, which CopyDone precedes.
 	active bool
+	// iov and nb carry a WriteBuffers message to the socket.
+	iov [][]byte
+	nb  net.Buffers
 }
 
 // CopyOut sends CopyOutResponse and returns the stream that carries the
@@ -73,6 +77,49 @@ func (o *copyOutWriter) Write(p []byte) (int, error) {
 		return 0, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
 	}
 	return len(p), nil
+}
+
+// WriteBuffers sends the concatenation of bufs as one CopyData message;
+// bufs are not kept. A message of flushThreshold bytes or more goes to the
+// socket in one vectored write together with what is buffered before it
+// (on TLS, one write per buffer); a smaller one through the buffer.
+func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
+	c := o.c
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	if c.werr != nil {
+		return pgerror.Wrapf(c.werr, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(n+4))
+	if n < flushThreshold {
+		for _, b := range bufs {
+			c.wbuf = append(c.wbuf, b...)
+		}
+		c.committed = len(c.wbuf)
+		if err := c.maybeFlush(); err != nil {
+			return pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+		}
+		return nil
+	}
+	o.iov = append(append(o.iov[:0], c.wbuf), bufs...)
+	o.nb = o.iov
+	_, err := o.nb.WriteTo(c.nc)
+	clear(o.iov)
+	o.nb = nil
+	if cap(c.wbuf) > maxKeptWriteBuf {
+		c.wbuf = nil
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	c.committed = 0
+	if err != nil {
+		c.werr = err
+		return pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	return nil
 }
 
 // done sends CopyDone if a COPY TO is in progress.
