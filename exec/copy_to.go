@@ -38,11 +38,29 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 		// Read row group by row group when the stream runs (tensor_shuffle.go).
 		return &CopyTo{env: env, n: n, opts: n.Options, groupScan: scan}, nil
 	}
-	op, err := Build(env, n.Query)
+	op, err := Build(env, borrowingQuery(n))
 	if err != nil {
 		return nil, err
 	}
 	return &CopyTo{env: env, n: n, op: op, opts: n.Options}, nil
+}
+
+// borrowingQuery returns n's query, or for a tensor stream of a table's
+// columns in order a copy of it whose scan borrows the chunks' memory:
+// the stream only reads the values, and sends runs of them as they lie.
+func borrowingQuery(n *plan.CopyTo) plan.Node {
+	scan := plainScan(n.Query)
+	if n.Options.Format != plan.CopyTensor || scan == nil || scan.Filter != nil {
+		return n.Query
+	}
+	b := *scan
+	b.Borrow = true
+	if p, ok := n.Query.(*plan.Project); ok {
+		pc := *p
+		pc.Input = &b
+		return &pc
+	}
+	return &b
 }
 
 // Close releases the query's operators.

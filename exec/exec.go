@@ -186,7 +186,7 @@ func newScan(env *Env, n *plan.Scan) (*scanOp, error) {
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n)})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Borrow: n.Borrow})
 	if err != nil {
 		return nil, err
 	}

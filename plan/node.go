@@ -27,6 +27,10 @@ type Scan struct {
 	// Filter is pushed down into the scan by the planner; nil if none. It
 	// refers to the scan's own output columns.
 	Filter Expr
+	// Borrow is set for a reader that only reads the rows' values (an
+	// in-order tensor stream): bytes columns may then be windows onto the
+	// chunks read (storage.ScanOptions.Borrow).
+	Borrow bool
 }
 
 // SysScan reads columns Cols of a system table, whose rows exec generates

@@ -939,44 +939,61 @@ func dimsOK(shape []int, hdr []byte, n, elem int) bool {
 // failure wraps ErrCorruption. In steady state it allocates nothing: out's
 // capacity and a pooled scratch buffer are reused.
 func decodeColChunk(data []byte, typ types.Type, out *types.Vec) error {
+	_, err := decodeColChunkKeep(data, typ, out, false)
+	return err
+}
+
+// decodeColChunkKeep is decodeColChunk that, with keep, may let an empty
+// out keep data instead of copying from it: an uncompressed chunk of
+// fixed-width values without NULLs. It reports whether out kept data,
+// which then belongs to out.
+func decodeColChunkKeep(data []byte, typ types.Type, out *types.Vec, keep bool) (bool, error) {
 	h, err := parseColChunkHeader(data, typ)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(data) != h.headerLen+h.storedLen {
-		return corruptionf("column chunk: object is %d bytes, header says %d", len(data), h.headerLen+h.storedLen)
+		return false, corruptionf("column chunk: object is %d bytes, header says %d", len(data), h.headerLen+h.storedLen)
 	}
 	stored := data[h.headerLen:]
 	if err := h.verifyBlocks(stored); err != nil {
-		return err
+		return false, err
 	}
 	if err := checkOut(out, h.phys); err != nil {
-		return err
+		return false, err
 	}
 	if h.comp == CompressionNone {
-		return h.decodeRaw(stored, out)
+		if keep && out.Len() == 0 && h.shape.layout == layoutFixed && h.phys == types.PhysBytes && h.nulls == nil &&
+			len(stored) == h.rawLen && len(stored) <= math.MaxInt32 && cap(stored) <= len(stored)+len(stored)/4+4096 {
+			// The values are stored as a Vec holds them: out takes them
+			// where they lie.
+			out.Bytes.Data = stored
+			appendFixedOffsets(out, h.rows, h.shape.width, 0)
+			return true, nil
+		}
+		return false, h.decodeRaw(stored, out)
 	}
 	// A fixed-width bytes column without NULLs decompresses straight into
 	// out; everything else goes through scratch.
 	if h.shape.layout == layoutFixed && h.phys == types.PhysBytes && h.nulls == nil {
 		if len(out.Bytes.Data)+h.rawLen > math.MaxInt32 {
-			return vecFull()
+			return false, vecFull()
 		}
 		base := len(out.Bytes.Data)
 		out.Bytes.Data = growBytes(out.Bytes.Data, h.rawLen)
 		if err := decompress(out.Bytes.Data[base:], stored, h.comp); err != nil {
 			out.Bytes.Data = out.Bytes.Data[:base]
-			return err
+			return false, err
 		}
 		appendFixedOffsets(out, h.rows, h.shape.width, base)
-		return nil
+		return false, nil
 	}
 	buf := getBuf(h.rawLen)
 	defer putBuf(buf)
 	if err := decompress(*buf, stored, h.comp); err != nil {
-		return err
+		return false, err
 	}
-	return h.decodeRaw(*buf, out)
+	return false, h.decodeRaw(*buf, out)
 }
 
 // appendFixedOffsets records n values of w bytes that were appended to

@@ -101,11 +101,18 @@ func rowsOf(b *types.Batch) [][]any {
 // scanAll reads every row of tbl through txn (or a fresh txn if nil).
 func scanAll(t testing.TB, db *DB, txn *Txn, tbl *TableDesc, cols []int) ([][]any, []uint64) {
 	t.Helper()
+	return scanAllWith(t, db, txn, tbl, ScanOptions{Cols: cols})
+}
+
+// scanAllWith is scanAll with scan options.
+func scanAllWith(t testing.TB, db *DB, txn *Txn, tbl *TableDesc, opts ScanOptions) ([][]any, []uint64) {
+	t.Helper()
+	cols := opts.Cols
 	if txn == nil {
 		txn = db.Begin()
 		defer txn.Rollback()
 	}
-	sc, err := txn.Scan(tbl, cols)
+	sc, err := txn.ScanWith(tbl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

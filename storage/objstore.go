@@ -291,7 +291,10 @@ func (d *DirStore) GetInto(ctx context.Context, key string, buf []byte) ([]byte,
 	n := int(st.Size())
 	start := len(buf)
 	if cap(buf) < start+n {
-		nb := make([]byte, start, start+n)
+		// Room to spare: a buffer reused for objects of about one size
+		// (scans read chunks into pooled buffers) is not reallocated
+		// each time.
+		nb := make([]byte, start, start+n+n/16+4096)
 		copy(nb, buf)
 		buf = nb
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,11 @@ type ScanOptions struct {
 	AsOf uint64
 	// Group reads only one row group of Txn.RowGroups (nil: every row).
 	Group *RowGroup
+	// Borrow lets a batch's bytes columns be windows onto the chunks read
+	// instead of copies (types.Vec.Window: offsets into a chunk's data),
+	// for a reader that only reads the values. Batches then end where
+	// such a column's chunk does.
+	Borrow bool
 }
 
 // ZonePred is the condition `column Op value`, value being row Row of Val.
@@ -59,9 +65,13 @@ type Scanner struct {
 	cols []int
 	opts ScanOptions
 
-	out  *types.Batch
-	ids  []uint64
-	xmin []uint64 // per row, when wantXmin
+	out *types.Batch
+	// borrowed[j] is set while out.Cols[j] is a window onto a chunk
+	// (ScanOptions.Borrow); own[j] then keeps the column's own Vec.
+	borrowed []bool
+	own      []types.Vec
+	ids      []uint64
+	xmin     []uint64 // per row, when wantXmin
 	// asOf filters rows by their committing version (0: no filter).
 	asOf uint64
 	// deleted holds the ids of deleted rows, ascending.
@@ -232,6 +242,10 @@ func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanne
 	}
 	s.out = types.NewBatch(ts, capacity)
 	s.dec.bind(opts.Cols, s.out)
+	if opts.Borrow {
+		s.borrowed = make([]bool, len(opts.Cols))
+		s.own = make([]types.Vec, len(opts.Cols))
+	}
 	s.loader = newChunkLoader(db, t)
 	return s
 }
@@ -276,6 +290,12 @@ func (s *Scanner) Next() (*types.Batch, []uint64, error) {
 	}
 	if s.pk {
 		return s.nextPK()
+	}
+	for j, b := range s.borrowed {
+		if b {
+			*s.out.Cols[j] = s.own[j]
+			s.borrowed[j] = false
+		}
 	}
 	s.out.Reset()
 	s.ids = s.ids[:0]
@@ -370,6 +390,9 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 		r := &s.ranges[0]
 		lo := r[0]
 		hi := min(r[1], lo+int64(types.BatchSize-len(s.ids)))
+		if s.borrowed != nil {
+			hi = min(hi, s.chunkEnd(lo))
+		}
 		if err := s.readRows(lo, hi); err != nil {
 			s.err = err
 			return true
@@ -377,6 +400,11 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 		r[0] = hi
 		if r[0] == r[1] {
 			s.ranges = s.ranges[1:]
+		}
+		if s.borrowed != nil && len(s.ids) > 0 {
+			// The rows read are windows onto their chunks; more would
+			// come from other chunks, to be copied.
+			break
 		}
 	}
 	if len(s.ranges) == 0 {
@@ -408,6 +436,12 @@ func (s *Scanner) readRows(lo, hi int64) error {
 			return nil
 		}
 		for j, cc := range s.cursors {
+			if s.borrowed != nil && cc.typ.Phys() == types.PhysBytes {
+				if err := s.borrowTo(j, cc, lo+int64(run), lo+int64(end)); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := cc.copyTo(s.out.Cols[j], lo+int64(run), lo+int64(end)); err != nil {
 				return err
 			}
@@ -437,6 +471,47 @@ func (s *Scanner) readRows(lo, hi int64) error {
 		}
 	}
 	return emit(n)
+}
+
+// chunkEnd returns where the first chunk that ends after fragment row lo
+// among the bytes columns read ends (the fragment's end if none does).
+func (s *Scanner) chunkEnd(lo int64) int64 {
+	end := int64(math.MaxInt64)
+	for _, cc := range s.cursors {
+		if cc.typ.Phys() != types.PhysBytes {
+			continue
+		}
+		cs := cc.f.Cols[cc.col]
+		if i := cc.f.chunkIndex(cc.col, lo); i < len(cs) {
+			end = min(end, cs[i].Start+cs[i].Rows)
+		}
+	}
+	return end
+}
+
+// borrowTo appends fragment rows [lo, hi) of column j: as a window onto
+// the chunk when the column has no rows yet in the batch and the rows lie
+// in one stored chunk, else as a copy (after copying any window).
+func (s *Scanner) borrowTo(j int, cc *colCursor, lo, hi int64) error {
+	dst := s.out.Cols[j]
+	if s.borrowed[j] {
+		w := *dst
+		*dst = s.own[j]
+		appendRange(dst, &w, 0, w.Len())
+		s.borrowed[j] = false
+	} else if dst.Len() == 0 {
+		if err := cc.at(lo); err != nil {
+			return err
+		}
+		ck := cc.f.Cols[cc.col][cc.cur]
+		if ck.Seq != memChunkSeq && hi <= ck.Start+ck.Rows {
+			s.own[j] = *dst
+			dst.Window(cc.vec, int(lo-ck.Start), int(hi-ck.Start))
+			s.borrowed[j] = true
+			return nil
+		}
+	}
+	return cc.copyTo(dst, lo, hi)
 }
 
 // readBuffered reads up to a batch of committed buffered rows and reports
@@ -677,9 +752,13 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &
 func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types.Type, ck fragChunk, vec *types.Vec) error {
 	var data []byte
 	var err error
-	if bg, ok := db.store.(bufferedGetter); ok {
-		// Read into a pooled buffer: the decoded Vec holds its own copy.
-		buf := readBufs.Get().(*[]byte)
+	bg, buffered := db.store.(bufferedGetter)
+	var buf *[]byte
+	if buffered {
+		// Read into a pooled buffer. Decoding copies out of it, or, for
+		// stored values a Vec can hold as they are, vec keeps it and
+		// gives the pool its old buffer in exchange.
+		buf = readBufs.Get().(*[]byte)
 		defer readBufs.Put(buf)
 		data, err = bg.GetInto(ctx, key, (*buf)[:0])
 		*buf = data
@@ -694,8 +773,13 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 	}
 	db.stats.ChunksRead.Add(1)
 	vec.SetType(typ)
-	if err := decodeColChunk(data, typ, vec); err != nil {
+	old := vec.Bytes.Data[:0]
+	kept, err := decodeColChunkKeep(data, typ, vec, true)
+	if err != nil {
 		return inTable(err, "table %q, object %s", t.Name, key)
+	}
+	if kept && buffered {
+		*buf = old
 	}
 	if int64(vec.Len()) != ck.Rows {
 		return corruptionf("table %q, object %s: %d rows, manifest says %d", t.Name, key, vec.Len(), ck.Rows)

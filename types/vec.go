@@ -222,18 +222,24 @@ func (b *Batch) Window(dst *Batch, lo, hi int) {
 	}
 	dst.Cols = dst.Cols[:len(b.Cols)]
 	for i, v := range b.Cols {
-		w := dst.Cols[i]
-		*w = Vec{Type: v.Type, Nulls: v.Nulls[lo:hi]}
-		switch v.Type.Phys() {
-		case PhysBool:
-			w.Bools = v.Bools[lo:hi]
-		case PhysInt:
-			w.Ints = v.Ints[lo:hi]
-		case PhysFloat:
-			w.Floats = v.Floats[lo:hi]
-		default:
-			w.Bytes = Bytes{Data: v.Bytes.Data, Offsets: v.Bytes.Offsets[lo : hi+1]}
-		}
+		dst.Cols[i].Window(v, lo, hi)
 	}
 	dst.n = hi - lo
+}
+
+// Window sets v to a view of rows [lo, hi) of src that shares src's
+// memory: it is read-only (a bytes value's offsets point into src's data)
+// and valid as long as src's rows are.
+func (v *Vec) Window(src *Vec, lo, hi int) {
+	*v = Vec{Type: src.Type, Nulls: src.Nulls[lo:hi:hi]}
+	switch src.Type.Phys() {
+	case PhysBool:
+		v.Bools = src.Bools[lo:hi:hi]
+	case PhysInt:
+		v.Ints = src.Ints[lo:hi:hi]
+	case PhysFloat:
+		v.Floats = src.Floats[lo:hi:hi]
+	default:
+		v.Bytes = Bytes{Data: src.Bytes.Data[:len(src.Bytes.Data):len(src.Bytes.Data)], Offsets: src.Bytes.Offsets[lo : hi+1 : hi+1]}
+	}
 }
