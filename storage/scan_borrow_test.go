@@ -128,4 +128,3 @@ func TestScanKeepsReadBuffer(t *testing.T) {
 		}
 	}
 }
-
