@@ -16,11 +16,16 @@
 //
 // or, with a range loop, for b, err := range batches.All() { ... }.
 //
-// A reading goroutine runs the COPY and copies each CopyData message (one
-// frame, one batch) into one of two reused 64-byte aligned buffers, so each
-// column's buffer is wrapped in place as a []float32, []int64, ... without
-// parsing rows. The goroutine waits while the consumer holds the other
-// buffer: at most one frame is read ahead (backpressure, not a queue).
+// A reading goroutine runs the COPY on the connection's socket itself
+// (pgconn.PgConn.SyncConn hands it over between pgconn's operations) and
+// reads each CopyData message (one frame, one batch) straight from the
+// socket into one of two reused 64-byte aligned buffers: the kernel's copy
+// is the only one, and each column's buffer is wrapped in place as a
+// []float32, []int64, ... without parsing rows. The goroutine waits while
+// the consumer holds the other buffer: at most one frame is read ahead
+// (backpressure, not a queue). pgconn does not see the rest of the COPY's
+// answer: a ParameterStatus or a notice during the stream does not reach
+// it, and its TxStatus is the one from before the stream.
 //
 // NB: a Batch and every slice taken from it are borrowed: they are valid
 // until the next call to Next or Close. Copy what must outlive that.

@@ -304,16 +304,22 @@ func view[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
+// alignedBuf returns n bytes of buf, grown if needed, starting at a 64-byte
+// aligned address.
+func alignedBuf(buf *[]byte, n int) []byte {
+	if cap(*buf) < n+Align {
+		*buf = make([]byte, n+n/4+Align)
+	}
+	b := (*buf)[:cap(*buf)]
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (Align - 1))
+	return b[off : off+n]
+}
+
 // AlignedCopy copies frame into buf, growing it if needed, and returns the
 // copy, which starts at a 64-byte aligned address. Pass the returned buffer's
 // backing store back on the next call through buf to reuse it.
 func AlignedCopy(buf *[]byte, frame []byte) []byte {
-	if cap(*buf) < len(frame)+Align {
-		*buf = make([]byte, len(frame)+len(frame)/4+Align)
-	}
-	b := (*buf)[:cap(*buf)]
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (Align - 1))
-	dst := b[off : off+len(frame)]
+	dst := alignedBuf(buf, len(frame))
 	copy(dst, frame)
 	return dst
 }

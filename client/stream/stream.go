@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -52,8 +53,8 @@ func newBatches(cancel context.CancelFunc) *Batches {
 	return s
 }
 
-// frameWriter receives the COPY's CopyData messages: pgconn.CopyTo calls
-// Write once per message with the whole payload, which is one frame.
+// frameWriter hands each Write, one whole frame, to the consumer through
+// an aligned buffer, as the reader does a frame it reads from the socket.
 type frameWriter struct {
 	ctx context.Context
 	s   *Batches
@@ -62,25 +63,61 @@ type frameWriter struct {
 var _ io.Writer = (*frameWriter)(nil)
 
 func (w *frameWriter) Write(p []byte) (int, error) {
+	err := w.s.frame(w.ctx, len(p), func(dst []byte) error {
+		copy(dst, p)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// frame takes a free buffer, lets fill write a frame of n bytes into it
+// at a 64-byte aligned address, and hands the frame to the consumer. It
+// waits while the consumer holds the other buffer.
+func (s *Batches) frame(ctx context.Context, n int, fill func(dst []byte) error) error {
 	var buf []byte
 	select {
-	case buf = <-w.s.free:
-	case <-w.ctx.Done():
-		return 0, w.ctx.Err()
+	case buf = <-s.free:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	// NB: p is pgconn's read buffer, valid only during this call.
-	frame := AlignedCopy(&buf, p)
+	dst := alignedBuf(&buf, n)
+	if err := fill(dst); err != nil {
+		s.free <- buf
+		return err
+	}
 	select {
-	case w.s.full <- frame:
-		return len(p), nil
-	case <-w.ctx.Done():
-		return 0, w.ctx.Err()
+	case s.full <- dst:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
+// read runs the COPY on conn's socket directly (see copyReader) and hands
+// each frame over. Canceling ctx (Close) interrupts the socket's reads and
+// writes, which leaves the connection unusable: it is closed.
 func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string) {
 	defer close(s.done)
-	s.tag, s.err = conn.CopyTo(ctx, &frameWriter{ctx: ctx, s: s}, sql)
+	if err := conn.SyncConn(ctx); err != nil {
+		s.err = err
+		return
+	}
+	nc := conn.Conn()
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	r := &copyReader{nc: nc, buf: make([]byte, stageSize)}
+	s.tag, s.err = r.run(ctx, s, sql)
+	if !stop() || r.broken {
+		// The connection is somewhere in the middle of the COPY.
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = conn.Close(closeCtx)
+		cancel()
+		if s.err == nil {
+			s.err = ctx.Err()
+		}
+	}
 }
 
 // Next advances to the next batch, releasing the previous one.

@@ -191,6 +191,38 @@ func TestStreamCloseEarly(t *testing.T) {
 	if s.Next() {
 		t.Fatal("Next after Close")
 	}
+	// The COPY was cut in the middle: the connection is closed, not left
+	// mid-answer.
+	if !conn.IsClosed() {
+		t.Fatal("the connection is open after a stream closed early")
+	}
+}
+
+// TestStreamErrorMidway gets a server error after frames were sent: Err is
+// the server's error and the connection is usable after it.
+func TestStreamErrorMidway(t *testing.T) {
+	dsn := setup(t)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "SELECT g, 1 / (g - 5000) AS x FROM generate_series(1, 10000) g", stream.Options{BatchSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s.Next() {
+		n += s.Batch().Rows
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("got %v, want a 22012 PgError", s.Err())
+	}
+	if n == 0 || n >= 5000 {
+		t.Fatalf("%d rows before the error, want some, fewer than 5000", n)
+	}
+	rr := conn.ExecParams(context.Background(), "SELECT count(*) FROM samples", nil, nil, nil, nil).Read()
+	if rr.Err != nil || len(rr.Rows) != 1 || string(rr.Rows[0][0]) != "100" {
+		t.Fatalf("after the error: %v %q", rr.Err, rr.Rows)
+	}
 }
 
 func TestStreamAll(t *testing.T) {
