@@ -391,6 +391,53 @@ func (h *colChunkHeader) verifyBlocks(stored []byte) error {
 	return nil
 }
 
+// chunkVerifier checks a column chunk's checksums while the chunk is read
+// (a GetInto progress function): the header once it has arrived, then
+// each data block as soon as it is whole, while it is still in the CPU's
+// caches.
+type chunkVerifier struct {
+	typ    types.Type
+	h      colChunkHeader
+	parsed bool
+	// next is the next data block to check.
+	next int
+}
+
+func (v *chunkVerifier) progress(read []byte) error {
+	if !v.parsed {
+		if len(read) < colChunkFixedLen {
+			return nil
+		}
+		hl, err := colChunkHeaderSize(read)
+		if err != nil {
+			return err
+		}
+		if len(read) < hl {
+			return nil
+		}
+		if v.h, err = parseColChunkHeader(read, v.typ); err != nil {
+			return err
+		}
+		v.parsed = true
+	}
+	stored := read[v.h.headerLen:]
+	for v.next < v.h.blocks {
+		lo := v.next * v.h.blockLen
+		hi := min(lo+v.h.blockLen, v.h.storedLen)
+		if hi > len(stored) {
+			break
+		}
+		if crc32.Checksum(stored[lo:hi], crc32c) != binary.LittleEndian.Uint32(v.h.crcs[4*v.next:]) {
+			return corruptionf("column chunk: checksum mismatch in data block %d", v.next)
+		}
+		v.next++
+	}
+	return nil
+}
+
+// verified reports whether every data block was checked.
+func (v *chunkVerifier) verified() bool { return v.parsed && v.next == v.h.blocks }
+
 // rowRange returns which bytes of the object hold row i's value, with the
 // checksum block(s) around it, for an uncompressed fixed-width chunk. ok is
 // false when the chunk is not byte-range readable or i is out of range.
@@ -939,15 +986,16 @@ func dimsOK(shape []int, hdr []byte, n, elem int) bool {
 // failure wraps ErrCorruption. In steady state it allocates nothing: out's
 // capacity and a pooled scratch buffer are reused.
 func decodeColChunk(data []byte, typ types.Type, out *types.Vec) error {
-	_, err := decodeColChunkKeep(data, typ, out, false)
+	_, err := decodeColChunkKeep(data, typ, out, false, false)
 	return err
 }
 
 // decodeColChunkKeep is decodeColChunk that, with keep, may let an empty
 // out keep data instead of copying from it: an uncompressed chunk of
 // fixed-width values without NULLs. It reports whether out kept data,
-// which then belongs to out.
-func decodeColChunkKeep(data []byte, typ types.Type, out *types.Vec, keep bool) (bool, error) {
+// which then belongs to out. verified says a chunkVerifier checked the
+// data blocks' checksums as data was read.
+func decodeColChunkKeep(data []byte, typ types.Type, out *types.Vec, keep, verified bool) (bool, error) {
 	h, err := parseColChunkHeader(data, typ)
 	if err != nil {
 		return false, err
@@ -956,8 +1004,10 @@ func decodeColChunkKeep(data []byte, typ types.Type, out *types.Vec, keep bool) 
 		return false, corruptionf("column chunk: object is %d bytes, header says %d", len(data), h.headerLen+h.storedLen)
 	}
 	stored := data[h.headerLen:]
-	if err := h.verifyBlocks(stored); err != nil {
-		return false, err
+	if !verified {
+		if err := h.verifyBlocks(stored); err != nil {
+			return false, err
+		}
 	}
 	if err := checkOut(out, h.phys); err != nil {
 		return false, err

@@ -46,9 +46,16 @@ type ObjectStore interface {
 // bufferedGetter is implemented by stores that can read an object into a
 // caller's buffer, sparing an allocation per read.
 type bufferedGetter interface {
-	// GetInto appends the whole object to buf and returns it.
-	GetInto(ctx context.Context, key string, buf []byte) ([]byte, error)
+	// GetInto appends the whole object to buf and returns it. A non-nil
+	// progress is called with the object's bytes read so far after each
+	// piece of it (getIntoPiece bytes), and may stop the read by failing.
+	GetInto(ctx context.Context, key string, buf []byte, progress func(read []byte) error) ([]byte, error)
 }
+
+// getIntoPiece is the piece an object is read in when GetInto reports
+// progress: small enough that work on each piece (checksums) finds it in
+// the CPU's caches.
+const getIntoPiece = 256 << 10
 
 // MemStore is an ObjectStore held in memory, for tests and InMemory
 // databases.
@@ -271,7 +278,7 @@ func (d *DirStore) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // GetInto implements bufferedGetter.
-func (d *DirStore) GetInto(ctx context.Context, key string, buf []byte) ([]byte, error) {
+func (d *DirStore) GetInto(ctx context.Context, key string, buf []byte, progress func(read []byte) error) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -299,8 +306,21 @@ func (d *DirStore) GetInto(ctx context.Context, key string, buf []byte) ([]byte,
 		buf = nb
 	}
 	buf = buf[:start+n]
-	if _, err := io.ReadFull(f, buf[start:]); err != nil {
-		return nil, d.wrap(key, err)
+	piece := n
+	if progress != nil {
+		piece = getIntoPiece
+	}
+	for at := 0; at < n; {
+		m := min(piece, n-at)
+		if _, err := io.ReadFull(f, buf[start+at:start+at+m]); err != nil {
+			return nil, d.wrap(key, err)
+		}
+		at += m
+		if progress != nil {
+			if err := progress(buf[start : start+at]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A file that grew since Stat would be a different object: objects
 	// are immutable, so read to EOF only to detect it.

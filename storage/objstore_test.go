@@ -96,16 +96,16 @@ func TestDirStoreGetInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := []byte("x")
-	got, err := d.GetInto(ctx, "a/b", buf)
+	got, err := d.GetInto(ctx, "a/b", buf, nil)
 	if err != nil || string(got) != "xhello" {
 		t.Fatalf("GetInto = %q, %v", got, err)
 	}
 	big := make([]byte, 0, 64)
-	got, err = d.GetInto(ctx, "a/b", big)
+	got, err = d.GetInto(ctx, "a/b", big, nil)
 	if err != nil || string(got) != "hello" || &got[0] != &big[:1][0] {
 		t.Fatalf("GetInto did not reuse the buffer: %q, %v", got, err)
 	}
-	if _, err := d.GetInto(ctx, "nope", nil); !errors.Is(err, ErrNotFound) {
+	if _, err := d.GetInto(ctx, "nope", nil, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing key: %v", err)
 	}
 }

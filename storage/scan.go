@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"sort"
 	"sync"
@@ -754,14 +755,18 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 	var err error
 	bg, buffered := db.store.(bufferedGetter)
 	var buf *[]byte
+	// The checksums are checked piece by piece as the chunk is read.
+	v := chunkVerifier{typ: typ}
 	if buffered {
 		// Read into a pooled buffer. Decoding copies out of it, or, for
 		// stored values a Vec can hold as they are, vec keeps it and
 		// gives the pool its old buffer in exchange.
 		buf = readBufs.Get().(*[]byte)
 		defer readBufs.Put(buf)
-		data, err = bg.GetInto(ctx, key, (*buf)[:0])
-		*buf = data
+		data, err = bg.GetInto(ctx, key, (*buf)[:0], v.progress)
+		if data != nil {
+			*buf = data
+		}
 	} else {
 		data, err = db.store.Get(ctx, key)
 	}
@@ -769,12 +774,15 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 		if ctx.Err() != nil {
 			return pgerror.New(pgerror.QueryCanceled, "scan closed")
 		}
+		if errors.Is(err, ErrCorruption) {
+			return inTable(err, "table %q, object %s", t.Name, key)
+		}
 		return ioErrorf(err, "reading table %q", t.Name)
 	}
 	db.stats.ChunksRead.Add(1)
 	vec.SetType(typ)
 	old := vec.Bytes.Data[:0]
-	kept, err := decodeColChunkKeep(data, typ, vec, true)
+	kept, err := decodeColChunkKeep(data, typ, vec, true, v.verified())
 	if err != nil {
 		return inTable(err, "table %q, object %s", t.Name, key)
 	}

@@ -1,10 +1,16 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -126,5 +132,61 @@ func TestScanKeepsReadBuffer(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCorruptChunkReadInPieces flips one bit of an on-disk chunk, in its
+// header or in a data block past the first piece GetInto reads, for a
+// chunk whose checksums are checked piece by piece as it is read: the scan
+// must fail with XX001 naming the table.
+func TestCorruptChunkReadInPieces(t *testing.T) {
+	for _, at := range []int{20, 3 * getIntoPiece / 2} {
+		dir := t.TempDir()
+		db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl := createTable(t, db, &TableDesc{Name: "img", Columns: []ColumnDesc{
+			{Name: "img", Type: types.TensorOf(types.DTUint8, 256)},
+		}, Options: TableOptions{Compression: "none"}})
+		b := types.NewBatch(tbl.ColumnTypes(), 4000)
+		for i := range 4000 {
+			b.Cols[0].AppendBytes(bytes.Repeat([]byte{byte(i)}, 256))
+		}
+		insert(t, db, tbl, b)
+		if err := db.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// The largest object is the image column's chunk (1 MB).
+		keys, _ := db.Store().List(context.Background(), "tables/")
+		var path string
+		var size int64
+		for _, k := range keys {
+			p := filepath.Join(dir, "objects", filepath.FromSlash(k))
+			if st, err := os.Stat(p); err == nil && st.Size() > size {
+				path, size = p, st.Size()
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[at] ^= 0x10
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		txn := db.Begin()
+		sc, err := txn.Scan(tbl, []int{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = sc.Next()
+		if !errors.Is(err, ErrCorruption) || pgerror.GetCode(err) != pgerror.DataCorrupted ||
+			!strings.Contains(pgerror.Convert(err).Message, `table "img"`) {
+			t.Fatalf("bit %d flipped: err = %v (code %s), want XX001 naming the table", at, err, pgerror.GetCode(err))
+		}
+		sc.Close()
+		txn.Rollback()
+		db.Close()
 	}
 }
