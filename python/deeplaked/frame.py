@@ -88,13 +88,18 @@ class Frame:
         return {name: c.to_numpy() for name, c in self.columns.items()}
 
 
-def aligned_copy(payload):
-    """Copy payload into a fresh numpy uint8 buffer whose first byte is
-    64-byte aligned, so every buffer of the frame is aligned as well."""
-    n = len(payload)
+def aligned_empty(n):
+    """A fresh numpy uint8 buffer of n bytes whose first byte is 64-byte
+    aligned (numpy only promises 16)."""
     raw = np.empty(n + ALIGN, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGN
-    buf = raw[start:start + n]
+    return raw[start:start + n]
+
+
+def aligned_copy(payload):
+    """Copy payload into a fresh aligned buffer (aligned_empty), so every
+    buffer of the frame is aligned as well."""
+    buf = aligned_empty(len(payload))
     buf[:] = np.frombuffer(payload, dtype=np.uint8)
     return buf
 
@@ -103,6 +108,29 @@ def parse_frame(payload):
     """Parse one CopyData payload into a Frame. The payload is copied once
     into an aligned buffer the frame's arrays then share (they own it: a
     batch stays valid after the next one arrives)."""
+    _check_header(payload)
+    return parse_aligned(aligned_copy(payload))
+
+
+def parse_aligned(buf):
+    """Parse a frame already in a 64-byte aligned numpy uint8 buffer (as
+    aligned_empty makes) without copying it: the frame's arrays are views of
+    buf, so buf must not be written to while they are in use."""
+    if buf.ctypes.data % ALIGN:
+        raise ValueError("frame buffer at an address that is not a multiple of %d" % ALIGN)
+    hlen, ncols, index, rows = _check_header(buf)
+    mv = memoryview(buf).cast("B")
+    frame = Frame()
+    frame.batch_index, frame.rows, frame.buffer = index, rows, buf
+    frame.columns = {}
+    p = _HEADER.size
+    for _ in range(ncols):
+        c, p = _parse_column(mv, buf, hlen, p, rows)
+        frame.columns[c.name] = c
+    return frame
+
+
+def _check_header(payload):
     if len(payload) < _HEADER.size:
         raise FrameError("frame of %d bytes is shorter than the header" % len(payload))
     if bytes(payload[:4]) != MAGIC:
@@ -114,16 +142,7 @@ def parse_frame(payload):
         raise FrameError("header length %d out of range (frame %d bytes)" % (hlen, len(payload)))
     if rows > MAX_ROWS:
         raise FrameError("%d rows in a batch, more than %d" % (rows, MAX_ROWS))
-    buf = aligned_copy(payload)
-    mv = memoryview(buf).cast("B")
-    frame = Frame()
-    frame.batch_index, frame.rows, frame.buffer = index, rows, buf
-    frame.columns = {}
-    p = _HEADER.size
-    for _ in range(ncols):
-        c, p = _parse_column(mv, buf, hlen, p, rows)
-        frame.columns[c.name] = c
-    return frame
+    return hlen, ncols, index, rows
 
 
 def _parse_column(mv, buf, hlen, p, rows):

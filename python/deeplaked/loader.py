@@ -5,7 +5,8 @@ import re
 
 import numpy as np
 
-from .frame import BYTES, FIXED, RAGGED, parse_frame
+from . import rawcopy
+from .frame import BYTES, FIXED, RAGGED, parse_aligned, parse_frame
 
 try:
     import torch
@@ -58,10 +59,30 @@ def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=N
     return "COPY %s TO STDOUT WITH (%s)" % (target, ", ".join(opts))
 
 
-def stream_frames(conn, sql):
+def stream_frames(conn, sql, raw=None):
     """Run a COPY ... (FORMAT tensor) on a psycopg 3 connection and yield each
     frame parsed. A server error raises psycopg's error (its sqlstate set);
-    the batches of that epoch already yielded should be dropped."""
+    the batches of that epoch already yielded should be dropped. Stopping
+    early (closing the generator) cancels the query; the connection stays
+    usable.
+
+    On a plain, idle connection in autocommit mode the frames are received
+    straight into their aligned buffers off the connection's socket
+    (rawcopy); otherwise, or with raw=False, through psycopg's copy. raw=True
+    insists on the former (ValueError when the connection does not allow it).
+    While the generator runs, the connection is its alone."""
+    if raw is None:
+        raw = rawcopy.usable(conn)
+    elif raw and not rawcopy.usable(conn):
+        raise ValueError("stream_frames(raw=True) needs a plain (not SSL), idle connection in autocommit mode")
+    if raw:
+        payloads = rawcopy.stream_copy(conn, sql)
+        try:
+            for buf in payloads:
+                yield parse_aligned(buf)
+        finally:
+            payloads.close()
+        return
     with conn.cursor() as cur:
         with cur.copy(sql) as cp:
             for payload in cp:

@@ -1,0 +1,215 @@
+"""COPY ... TO STDOUT read straight off a psycopg connection's socket.
+
+Through psycopg, each CopyData message is copied three times: by libpq into
+a buffer of its own, by psycopg into Python bytes, and by parse_frame into
+a 64-byte aligned buffer. Here the client sends the simple-protocol Query
+itself on a duplicate of the connection's socket and receives each CopyData
+payload straight into a fresh aligned buffer: the kernel's copy is the only
+one.
+
+libpq is left out of the exchange and stays consistent because the exchange
+starts and ends where libpq left the connection: idle, after a
+ReadyForQuery, with nothing of its own outstanding. So the raw path is taken
+only on a plain (not SSL) connection that is idle, in autocommit mode (out
+of autocommit psycopg would open a transaction first) and not in pipeline
+mode (usable).
+"""
+
+import os
+import socket
+import struct
+
+import numpy as np
+
+from .frame import aligned_empty
+
+_HEADER = struct.Struct("!cI")  # message type, length (itself included)
+_SKIP_CHUNK = 1 << 16
+# How long an abandoned stream may take to reach ReadyForQuery after the
+# cancel before the connection is given up instead.
+DRAIN_TIMEOUT = 30.0
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
+
+
+def usable(conn):
+    """Whether stream_copy can run on conn (see the module's comment)."""
+    try:
+        pgconn = conn.pgconn
+        return (not conn.closed and conn.autocommit and not pgconn.ssl_in_use
+                and conn.info.transaction_status == _IDLE
+                and getattr(pgconn, "pipeline_status", 0) == 0
+                and pgconn.socket >= 0)
+    except Exception:  # a closed or broken connection: psycopg's path says why
+        return False
+
+
+def stream_copy(conn, sql):
+    """Run sql, a COPY ... TO STDOUT, on conn (usable(conn) must hold) and
+    yield each CopyData payload as a fresh 64-byte aligned numpy uint8
+    buffer. An ErrorResponse raises psycopg's error for its SQLSTATE once
+    the server is ready for the next query, so the connection stays usable.
+    Closing the generator before the end cancels the query and reads on to
+    ReadyForQuery; when that fails (or an error struck mid-message) the
+    connection is shut down, and psycopg reports it broken when next used.
+
+    The generator holds conn.lock until it ends: other threads wait for the
+    connection, and the loop reading it must not use it (it would wait for
+    itself).
+
+    NB: NoticeResponse, ParameterStatus and NotificationResponse messages
+    that arrive during the COPY are dropped: libpq never sees them."""
+    import psycopg
+
+    if not conn.lock.acquire(blocking=False):
+        raise psycopg.OperationalError("the connection is in use by another thread")
+    fd = sock = r = None
+    try:
+        q = sql.encode(conn.info.encoding)
+        fd = conn.pgconn.socket
+        was_blocking = os.get_blocking(fd)
+        sock = socket.socket(fileno=os.dup(fd))
+        r = _Reader(sock)
+        sock.settimeout(None)  # blocking (libpq keeps it non-blocking): restored below
+        r.at_boundary = False  # a Query sent in part leaves the server waiting for the rest
+        sock.sendall(_HEADER.pack(b"Q", len(q) + 5) + q + b"\0")
+        r.at_boundary = True
+        err = unexpected = None
+        while True:
+            typ = r.header()
+            if typ == b"d" and err is None and unexpected is None:
+                buf = r.body_aligned()
+                yield buf
+                del buf
+            elif typ == b"Z":
+                r.skip()
+                break
+            elif typ == b"E":
+                fields = r.body()
+                if err is None:
+                    err = fields
+            elif typ == b"G":  # COPY FROM STDIN: refuse it, as psycopg's copy-out would fail
+                r.skip()
+                msg = b"COPY FROM STDIN is not a stream to read\0"
+                sock.sendall(_HEADER.pack(b"f", len(msg) + 4) + msg)
+                unexpected = unexpected or "COPY ... FROM STDIN"
+            elif typ in b"dHcCNSA":
+                r.skip()
+            else:  # RowDescription, DataRow, EmptyQueryResponse...: not a COPY TO
+                r.skip()
+                unexpected = unexpected or "a statement answered with message %r" % typ.decode("ascii", "replace")
+        if unexpected is not None:
+            raise psycopg.ProgrammingError("stream_copy needs a COPY ... TO STDOUT statement, got %s" % unexpected)
+        if err is not None:
+            raise _error(err, conn.info.encoding)
+    finally:
+        try:
+            if r is not None and not r.ready:
+                _abandon(conn, r)
+        finally:
+            if sock is not None:
+                sock.close()
+                if not conn.closed:
+                    os.set_blocking(fd, was_blocking)
+            conn.lock.release()
+
+
+class _Reader:
+    """Reads whole messages off the socket. at_boundary is False while a
+    message is half read; ready turns True with ReadyForQuery."""
+
+    __slots__ = ("sock", "left", "hdr", "hmv", "at_boundary", "ready", "scratch")
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.left = 0
+        self.hdr = bytearray(_HEADER.size)
+        self.hmv = memoryview(self.hdr)
+        self.at_boundary = True
+        self.ready = False
+        self.scratch = None
+
+    def _fill(self, mv):
+        recv_into = self.sock.recv_into
+        got, n = 0, len(mv)
+        while got < n:
+            k = recv_into(mv[got:])
+            if not k:
+                import psycopg
+                raise psycopg.OperationalError("the server closed the connection during COPY")
+            got += k
+
+    def header(self):
+        self.at_boundary = False
+        self._fill(self.hmv)
+        typ, length = _HEADER.unpack(self.hdr)
+        if length < 4:
+            import psycopg
+            raise psycopg.OperationalError("invalid message length %d from the server" % length)
+        self.left = length - 4
+        if typ == b"Z":
+            self.ready = True
+        return typ
+
+    def body(self):
+        b = bytearray(self.left)
+        self._fill(memoryview(b))
+        self.left, self.at_boundary = 0, True
+        return bytes(b)
+
+    def body_aligned(self):
+        buf = aligned_empty(self.left)
+        self._fill(memoryview(buf))
+        self.left, self.at_boundary = 0, True
+        return buf
+
+    def skip(self):
+        if self.left:
+            if self.scratch is None:
+                self.scratch = memoryview(bytearray(_SKIP_CHUNK))
+            while self.left:
+                k = min(self.left, _SKIP_CHUNK)
+                self._fill(self.scratch[:k])
+                self.left -= k
+        self.at_boundary = True
+
+
+def _abandon(conn, r):
+    """Bring a stream left before ReadyForQuery back to idle: cancel the
+    query and read on to ReadyForQuery, or, when the place in the stream is
+    lost or that fails, shut the connection down."""
+    if r.at_boundary and not conn.closed:
+        try:
+            r.sock.settimeout(DRAIN_TIMEOUT)
+            conn.cancel()
+            while not r.ready:
+                r.header()
+                r.skip()
+            return
+        except Exception:
+            pass
+    try:
+        r.sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _error(fields, encoding):
+    """The psycopg error for an ErrorResponse's fields, worded as libpq
+    words it (message, then DETAIL and HINT lines)."""
+    import psycopg
+    from psycopg import errors
+
+    info = {}
+    for part in fields.split(b"\0"):
+        if part:
+            info[part[0]] = part[1:]
+    code = (info.get(ord("C")) or b"").decode("ascii", "replace")
+    try:
+        cls = errors.lookup(code)
+    except KeyError:
+        cls = errors.get_base_exception(code) if code else psycopg.DatabaseError
+    msg = (info.get(ord("M")) or b"").decode(encoding, "replace") or "no details available"
+    for field, label in ((ord("D"), "DETAIL"), (ord("H"), "HINT")):
+        if info.get(field):
+            msg += "\n%s:  %s" % (label, info[field].decode(encoding, "replace"))
+    return cls(msg, info=info, encoding=encoding)
