@@ -349,7 +349,9 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
 }
 
 // newGroupScan is newScan reading one row group, of version version when
-// it is not 0.
+// it is not 0. Without a filter its bytes columns are windows onto the
+// chunks (the stream copies rows into its store or sends them as they
+// lie).
 func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (*scanOp, error) {
 	s := &scanOp{env: env}
 	if n.Filter != nil {
@@ -359,7 +361,7 @@ func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g, AsOf: version})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g, AsOf: version, Borrow: n.Filter == nil})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
@@ -65,6 +66,13 @@ type tensorCol struct {
 	// query batch without a copy, valid until the query's next batch
 	// (see unborrow).
 	borrow []byte
+	// rows, for a fixed column of vectors or tensors fed from a rowStore
+	// (addSlot), holds the batch's values row by row instead of values:
+	// the slots' own buffers, taken rather than copied, and zeroRow for a
+	// NULL. A stream feeds its frames either from a rowStore or from the
+	// query's batches, never both.
+	rows    [][]byte
+	zeroRow []byte
 	// scratch holds a ragged value's dims or a value's text form.
 	dimScratch []int
 	scratch    []byte
@@ -244,6 +252,9 @@ type tensorFrames struct {
 	frame []byte
 	// iov holds the pieces of a frame for a BuffersWriter.
 	iov [][]byte
+	// spare holds the buffers of written frames' rows (tensorCol.rows),
+	// for the slots that gave theirs up.
+	spare [][]byte
 }
 
 // A BuffersWriter writes the concatenation of bufs as one message (one
@@ -265,6 +276,13 @@ func newTensorFrames(cols []plan.Column) *tensorFrames {
 func (f *tensorFrames) reset() {
 	f.rows = 0
 	for _, c := range f.cols {
+		for _, p := range c.rows {
+			if len(p) > 0 && unsafe.SliceData(p) != unsafe.SliceData(c.zeroRow) {
+				f.spare = append(f.spare, p[:0])
+			}
+		}
+		clear(c.rows)
+		c.rows = c.rows[:0]
 		c.reset()
 	}
 }
@@ -354,12 +372,58 @@ func (f *tensorFrames) unborrow() {
 }
 
 // addSlot appends slot s of the row store st.
+// A fixed column of vectors or tensors takes the slot's buffer (the slot
+// gets a spare one) instead of copying its value.
 func (f *tensorFrames) addSlot(st *rowStore, s int) {
 	for j, c := range f.cols {
 		sc := &st.cols[j]
+		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
+			sc.bytes[s] = f.takeRow(c, sc.nulls[s], sc.bytes[s])
+			continue
+		}
 		c.add(f.rows, sc.nulls[s], sc.bools[s], sc.ints[s], sc.floats[s], sc.bytes[s])
 	}
 	f.rows++
+}
+
+// takeRow appends a row to a fixed column of vectors or tensors in rows
+// form: bs itself, when it is a value of the column's width, or a padded
+// copy. It returns the buffer the row's slot is to hold from now on.
+func (f *tensorFrames) takeRow(c *tensorCol, null bool, bs []byte) []byte {
+	r := f.rows
+	if r%8 == 0 {
+		c.valid = append(c.valid, 0)
+	}
+	width := c.elems * c.size
+	if null {
+		c.hasNull = true
+		if len(c.zeroRow) != width {
+			c.zeroRow = make([]byte, width)
+		}
+		c.rows = append(c.rows, c.zeroRow)
+		return bs
+	}
+	c.valid[r/8] |= 1 << (r % 8)
+	if len(bs) != width {
+		p := f.spareBuf()
+		p = append(p, bs[:min(len(bs), width)]...)
+		c.rows = append(c.rows, appendZeros(p, width-len(p)))
+		return bs
+	}
+	c.rows = append(c.rows, bs)
+	return f.spareBuf()
+}
+
+// spareBuf returns an empty buffer from those of written frames' rows.
+func (f *tensorFrames) spareBuf() []byte {
+	n := len(f.spare)
+	if n == 0 {
+		return nil
+	}
+	b := f.spare[n-1]
+	f.spare[n-1] = nil
+	f.spare = f.spare[:n-1]
+	return b
 }
 
 // write writes the assembled rows as frame batch and empties the buffers.
@@ -400,7 +464,7 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 			if b != nil {
 				off, n = pos, len(b)
 				if k == 3 {
-					n += len(c.borrow)
+					n += c.extraLen()
 				}
 				pos = alignUp(pos + n)
 			}
@@ -421,9 +485,12 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 				}
 				n := len(b)
 				iov = append(iov, b)
-				if k == 3 && c.borrow != nil {
-					iov = append(iov, c.borrow)
-					n += len(c.borrow)
+				if k == 3 {
+					if c.borrow != nil {
+						iov = append(iov, c.borrow)
+					}
+					iov = append(iov, c.rows...)
+					n += c.extraLen()
 				}
 				if pad := alignUp(n) - n; pad > 0 {
 					iov = append(iov, tensorZeros[:pad])
@@ -440,6 +507,9 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 					fr = append(fr, b...)
 					if k == 3 {
 						fr = append(fr, c.borrow...)
+						for _, p := range c.rows {
+							fr = append(fr, p...)
+						}
 					}
 					fr = appendZeros(fr, alignUp(len(fr))-len(fr))
 				}
@@ -450,6 +520,16 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 	}
 	f.reset()
 	return err
+}
+
+// extraLen is the length of the values kept outside values: borrowed, or
+// in rows.
+func (c *tensorCol) extraLen() int {
+	n := len(c.borrow)
+	for _, p := range c.rows {
+		n += len(p)
+	}
+	return n
 }
 
 // buffers returns the column's validity, offsets, shapes and values

@@ -349,21 +349,26 @@ func (o *reuseOp) Next() (*types.Batch, error) {
 
 func (o *reuseOp) Close() {}
 
-// TestTensorFramesBorrowed checks the in-order path, whose fixed columns
-// borrow the query's memory: a frame continued past the query batch it
-// started in must hold the rows as they were, and a vectored write must
-// send the same bytes as a plain one.
+// TestTensorFramesBorrowed checks the paths that avoid copying a fixed
+// column's values: in order, runs borrowed from the query's batch (a frame
+// continued past the batch it started in must hold the rows as they were);
+// shuffled, the store's row buffers taken by the frame. A vectored write
+// must send the same bytes as a plain one, every row must come once with
+// its own value, and NULLs must stay NULL.
 func TestTensorFramesBorrowed(t *testing.T) {
 	ts := []types.Type{types.TensorOf(types.DTUint8, 4), types.TypInt8}
 	cols := []plan.Column{{Name: "v", Type: ts[0]}, {Name: "id", Type: ts[1]}}
 	for _, tc := range []struct {
 		null, start int
-	}{{1 << 30, 0}, {13, 0}, {13, 2}} {
+		shuffle     plan.CopyShuffle
+	}{{1 << 30, 0, plan.ShuffleNone}, {13, 0, plan.ShuffleNone}, {13, 2, plan.ShuffleNone},
+		{13, 0, plan.ShuffleBuffer}, {1 << 30, 1, plan.ShuffleBuffer}, {13, 0, plan.ShuffleExact}} {
 		var out [2][][]byte
 		for k, w := range []interface {
 			io.Writer
 		}{&frameRecorder{}, &buffersRecorder{}} {
-			o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 7, World: 1, StartBatch: int64(tc.start)}}
+			o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 7, World: 1,
+				StartBatch: int64(tc.start), Shuffle: tc.shuffle, ShuffleBuffer: 15, Seed: 3}}
 			op := &reuseOp{b: types.NewBatch(ts, 10), n: 10, size: 10, null: tc.null}
 			ct := &CopyTo{env: &Env{}, n: &plan.CopyTo{Query: &plan.Values{Cols: cols}, Options: o}, op: op, opts: o}
 			if _, err := ct.Run(w); err != nil {
@@ -377,25 +382,36 @@ func TestTensorFramesBorrowed(t *testing.T) {
 			}
 		}
 		if !slices.EqualFunc(out[0], out[1], bytes.Equal) {
-			t.Fatalf("null every %d: a vectored write sent other bytes", tc.null)
+			t.Fatalf("%+v: a vectored write sent other bytes", tc)
 		}
-		next := int64(7 * tc.start)
+		var ids []int64
 		for _, p := range out[0] {
 			f := decodeFrame(t, p)
 			for i := range f.rows {
 				id := int64(binary.LittleEndian.Uint64(f.cols[1].values[8*i:]))
-				if id != next {
-					t.Fatalf("null every %d: row %d of batch %d has id %d, want %d", tc.null, i, f.batch, id, next)
-				}
 				v := binary.LittleEndian.Uint32(f.cols[0].values[4*i:])
-				if null := f.cols[0].null(i); null != (id%int64(tc.null) == 0) || !null && int64(v) != id {
-					t.Fatalf("null every %d: row %d (id %d): value %d, null %v", tc.null, i, id, v, null)
+				if null := f.cols[0].null(i); null != (id%int64(tc.null) == 0) || null && v != 0 || !null && int64(v) != id {
+					t.Fatalf("%+v: row %d of batch %d (id %d): value %d, null %v", tc, i, f.batch, id, v, null)
 				}
-				next++
+				ids = append(ids, id)
 			}
 		}
-		if next != 100 {
-			t.Fatalf("null every %d: stream ended at row %d, want 100", tc.null, next)
+		if n := 100 - 7*tc.start; len(ids) != n {
+			t.Fatalf("%+v: %d rows, want %d", tc, len(ids), n)
+		}
+		if tc.shuffle == plan.ShuffleNone {
+			for i, id := range ids {
+				if id != int64(7*tc.start+i) {
+					t.Fatalf("%+v: row %d has id %d", tc, i, id)
+				}
+			}
+		} else if tc.start == 0 {
+			sorted := slices.Sorted(slices.Values(ids))
+			for i, id := range sorted {
+				if id != int64(i) {
+					t.Fatalf("%+v: ids %v are not each row once", tc, sorted)
+				}
+			}
 		}
 	}
 }

@@ -80,9 +80,10 @@ func (o *copyOutWriter) Write(p []byte) (int, error) {
 }
 
 // WriteBuffers sends the concatenation of bufs as one CopyData message;
-// bufs are not kept. A message of flushThreshold bytes or more goes to the
-// socket in one vectored write together with what is buffered before it
-// (on TLS, one write per buffer); a smaller one through the buffer.
+// bufs are not kept. A message of flushThreshold bytes or more goes to a
+// TCP socket in one vectored write (writev) together with what is
+// buffered before it; a smaller one, or one for a TLS connection, through
+// the buffer.
 func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	c := o.c
 	n := 0
@@ -94,7 +95,14 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	}
 	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(n+4))
-	if n < flushThreshold {
+	// A vectored write needs the TCP socket itself; over TLS (or anything
+	// else) the pieces are joined in the buffer and written at once.
+	sock := c.nc
+	if w, ok := sock.(*netConn); ok {
+		sock = w.conn()
+	}
+	tcp, vectored := sock.(*net.TCPConn)
+	if n < flushThreshold || !vectored {
 		for _, b := range bufs {
 			c.wbuf = append(c.wbuf, b...)
 		}
@@ -106,7 +114,7 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	}
 	o.iov = append(append(o.iov[:0], c.wbuf), bufs...)
 	o.nb = o.iov
-	_, err := o.nb.WriteTo(c.nc)
+	_, err := o.nb.WriteTo(tcp)
 	clear(o.iov)
 	o.nb = nil
 	if cap(c.wbuf) > maxKeptWriteBuf {
