@@ -1,0 +1,70 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deeplaked/deeplaked/client/stream"
+	"github.com/deeplaked/deeplaked/server"
+)
+
+// TestTensorStreamTLS streams frames of 64 KiB and more (the server's
+// vectored writes), in order and shuffled, over TLS and in the clear: the
+// two must carry the same rows, each with its own image.
+func TestTensorStreamTLS(t *testing.T) {
+	_, cert, key := writeCerts(t)
+	srv := startWith(t, server.Options{TLSCert: cert, TLSKey: key, Auth: "scram", BootstrapPassword: "tlspw", FlushRows: 500})
+	ctx := context.Background()
+	setup, err := pgconn.Connect(ctx, connString(t, srv, "deeplake", "tlspw", "sslmode=disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer setup.Close(ctx)
+	if err := setup.Exec(ctx, `CREATE TABLE imgs (id int, img uint8[1024])`).Close(); err != nil {
+		t.Fatal(err)
+	}
+	var rows bytes.Buffer
+	for id := range 2000 {
+		v := strconv.Itoa(id % 256)
+		rows.WriteString(strconv.Itoa(id) + "\t{" + strings.Repeat(v+",", 1023) + v + "}\n")
+	}
+	if _, err := setup.CopyFrom(ctx, &rows, "COPY imgs FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []stream.Options{{BatchSize: 100}, {BatchSize: 100, Shuffle: true, Seed: 5}} {
+		var got [2][]int32
+		for k, mode := range []string{"sslmode=require", "sslmode=disable"} {
+			conn, err := pgconn.Connect(ctx, connString(t, srv, "deeplake", "tlspw", mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := stream.Stream(ctx, conn, "imgs", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s.Next() {
+				b := s.Batch()
+				ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
+				for i, id := range ids {
+					if !bytes.Equal(img[1024*i:1024*(i+1)], bytes.Repeat([]byte{byte(id)}, 1024)) {
+						t.Fatalf("%s %+v: row %d (id %d) has another row's image", mode, opts, i, id)
+					}
+				}
+				got[k] = append(got[k], ids...)
+			}
+			if err := s.Err(); err != nil {
+				t.Fatalf("%s %+v: %v", mode, opts, err)
+			}
+			conn.Close(ctx)
+		}
+		if len(got[0]) != 2000 || !slices.Equal(got[0], got[1]) {
+			t.Fatalf("%+v: %d rows over TLS, %d in the clear, or another order", opts, len(got[0]), len(got[1]))
+		}
+	}
+}
