@@ -18,8 +18,7 @@ mode (usable).
 import os
 import socket
 import struct
-
-import numpy as np
+import time
 
 from .frame import aligned_empty
 
@@ -32,7 +31,13 @@ _IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
 
 
 def usable(conn):
-    """Whether stream_copy can run on conn (see the module's comment)."""
+    """Whether stream_copy can run on conn (see the module's comment).
+
+    NB: GSSAPI encryption is not checked for (psycopg does not say): the
+    deeplaked server refuses GSSENCRequest, so its connections never have
+    it."""
+    if os.name != "posix":  # sockets are not file descriptors to dup
+        return False
     try:
         pgconn = conn.pgconn
         return (not conn.closed and conn.autocommit and not pgconn.ssl_in_use
@@ -48,9 +53,10 @@ def stream_copy(conn, sql):
     yield each CopyData payload as a fresh 64-byte aligned numpy uint8
     buffer. An ErrorResponse raises psycopg's error for its SQLSTATE once
     the server is ready for the next query, so the connection stays usable.
-    Closing the generator before the end cancels the query and reads on to
-    ReadyForQuery; when that fails (or an error struck mid-message) the
-    connection is shut down, and psycopg reports it broken when next used.
+    Closing the generator before the end, or an interrupt
+    (KeyboardInterrupt) mid-read, cancels the query and reads on to
+    ReadyForQuery; when that fails the connection is shut down, and psycopg
+    reports it broken when next used.
 
     The generator holds conn.lock until it ends: other threads wait for the
     connection, and the loop reading it must not use it (it would wait for
@@ -70,16 +76,16 @@ def stream_copy(conn, sql):
         sock = socket.socket(fileno=os.dup(fd))
         r = _Reader(sock)
         sock.settimeout(None)  # blocking (libpq keeps it non-blocking): restored below
-        r.at_boundary = False  # a Query sent in part leaves the server waiting for the rest
+        r.lost = True  # a Query sent in part leaves the server waiting for the rest
         sock.sendall(_HEADER.pack(b"Q", len(q) + 5) + q + b"\0")
-        r.at_boundary = True
+        r.lost = False
         err = unexpected = None
         while True:
             typ = r.header()
             if typ == b"d" and err is None and unexpected is None:
                 buf = r.body_aligned()
                 yield buf
-                del buf
+                buf = None
             elif typ == b"Z":
                 r.skip()
                 break
@@ -114,77 +120,90 @@ def stream_copy(conn, sql):
 
 
 class _Reader:
-    """Reads whole messages off the socket. at_boundary is False while a
-    message is half read; ready turns True with ReadyForQuery."""
+    """Reads messages off the socket, keeping its place in the stream even
+    when a read is interrupted (KeyboardInterrupt) so the stream can be
+    drained: hgot header bytes of the next message are read, left bytes of
+    the current message's body are not. lost is set when the place is
+    unknown; ready with ReadyForQuery."""
 
-    __slots__ = ("sock", "left", "hdr", "hmv", "at_boundary", "ready", "scratch")
+    __slots__ = ("sock", "hdr", "hmv", "hgot", "left", "lost", "ready", "scratch")
 
     def __init__(self, sock):
         self.sock = sock
-        self.left = 0
         self.hdr = bytearray(_HEADER.size)
         self.hmv = memoryview(self.hdr)
-        self.at_boundary = True
+        self.hgot = 0
+        self.left = 0
+        self.lost = False
         self.ready = False
         self.scratch = None
 
-    def _fill(self, mv):
-        recv_into = self.sock.recv_into
-        got, n = 0, len(mv)
-        while got < n:
-            k = recv_into(mv[got:])
-            if not k:
-                import psycopg
-                raise psycopg.OperationalError("the server closed the connection during COPY")
-            got += k
+    def _recv(self, mv):
+        k = self.sock.recv_into(mv)
+        if not k:
+            import psycopg
+            self.lost = True
+            raise psycopg.OperationalError("the server closed the connection during COPY")
+        return k
 
     def header(self):
-        self.at_boundary = False
-        self._fill(self.hmv)
+        """The next message's type; its body is then left to read."""
+        while self.hgot < _HEADER.size:
+            self.hgot += self._recv(self.hmv[self.hgot:])
         typ, length = _HEADER.unpack(self.hdr)
         if length < 4:
             import psycopg
+            self.lost = True
             raise psycopg.OperationalError("invalid message length %d from the server" % length)
-        self.left = length - 4
+        self.left, self.hgot = length - 4, 0
         if typ == b"Z":
             self.ready = True
         return typ
 
+    def _into(self, mv):
+        n = len(mv)
+        while self.left:
+            self.left -= self._recv(mv[n - self.left:])
+
     def body(self):
         b = bytearray(self.left)
-        self._fill(memoryview(b))
-        self.left, self.at_boundary = 0, True
+        self._into(memoryview(b))
         return bytes(b)
 
     def body_aligned(self):
         buf = aligned_empty(self.left)
-        self._fill(memoryview(buf))
-        self.left, self.at_boundary = 0, True
+        self._into(memoryview(buf))
         return buf
 
     def skip(self):
-        if self.left:
-            if self.scratch is None:
-                self.scratch = memoryview(bytearray(_SKIP_CHUNK))
-            while self.left:
-                k = min(self.left, _SKIP_CHUNK)
-                self._fill(self.scratch[:k])
-                self.left -= k
-        self.at_boundary = True
+        if self.left and self.scratch is None:
+            self.scratch = memoryview(bytearray(_SKIP_CHUNK))
+        while self.left:
+            self.left -= self._recv(self.scratch[:min(self.left, _SKIP_CHUNK)])
+
+
+# The messages a COPY's answer may hold; anything else while draining means
+# the place in the stream was lost.
+_DRAIN_TYPES = frozenset(b"dHcCNSAEZGTDIn")
 
 
 def _abandon(conn, r):
     """Bring a stream left before ReadyForQuery back to idle: cancel the
-    query and read on to ReadyForQuery, or, when the place in the stream is
-    lost or that fails, shut the connection down."""
-    if r.at_boundary and not conn.closed:
+    query, finish the message at hand and read on to ReadyForQuery; when
+    the place in the stream is lost, or that fails or takes longer than
+    DRAIN_TIMEOUT, shut the connection down instead."""
+    if not r.lost and not conn.closed:
         try:
             r.sock.settimeout(DRAIN_TIMEOUT)
             conn.cancel()
-            while not r.ready:
-                r.header()
+            deadline = time.monotonic() + DRAIN_TIMEOUT
+            r.skip()
+            while not r.ready and time.monotonic() < deadline:
+                if r.header()[0] not in _DRAIN_TYPES:
+                    break
                 r.skip()
-            return
+            if r.ready:
+                return
         except Exception:
             pass
     try:

@@ -3,6 +3,7 @@ server on a socket pair, then against a running server (DEEPLAKED_DSN),
 frame for frame against psycopg's copy."""
 
 import os
+import signal
 import socket
 import struct
 import threading
@@ -68,9 +69,9 @@ class Script:
     """Plays the server: reads the Query, then writes out in pieces of
     `chunk` bytes (to exercise partial reads)."""
 
-    def __init__(self, out, chunk=7, hang_up=False):
+    def __init__(self, out, chunk=7, hang_up=False, pause_at=None):
         self.client, self.server = socket.socketpair()
-        self.hang_up = hang_up
+        self.hang_up, self.pause_at = hang_up, pause_at
         self.client.setblocking(False)  # as libpq leaves it
         self.conn = FakeConn(self.client)
         self.out, self.chunk = out, chunk
@@ -93,6 +94,8 @@ class Script:
             typ, n = struct.unpack("!cI", self._read_exact(5))
             self.query = (typ, self._read_exact(n - 4))
             for i in range(0, len(self.out), self.chunk):
+                if self.pause_at is not None and i <= self.pause_at < i + self.chunk:
+                    time.sleep(1)
                 self.server.sendall(self.out[i:i + self.chunk])
             if self.hang_up:
                 self.server.shutdown(socket.SHUT_RDWR)
@@ -201,6 +204,55 @@ def test_scripted_early_close_cancels_and_drains():
         s.client.setblocking(False)
         with pytest.raises(BlockingIOError):
             s.client.recv(1)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("where", [3, 20])  # in a header, in a body
+def test_scripted_interrupt_mid_message(where):
+    frames = payloads(3)
+    head = msg(b"H", b"\1\0\0") + msg(b"d", frames[0])
+    out = (head + msg(b"d", frames[1]) + msg(b"d", frames[2])
+           + msg(b"E", error_fields("57014", "canceling statement due to user request")) + msg(b"Z", b"I"))
+    s = Script(out, chunk=1, pause_at=len(head) + where)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        g = stream_frames(s.conn, "COPY x TO STDOUT", raw=True)
+        assert next(g).batch_index == 0
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt):
+            next(g)
+        assert s.conn.cancels == 1 and not s.conn.lock.locked()
+        s.thread.join(5)
+        s.client.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            s.client.recv(1)  # read to ReadyForQuery, and not a byte further
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        s.close()
+
+
+def test_scripted_early_close_without_an_end(monkeypatch):
+    # A server that ignores the cancel and never finishes: the drain gives
+    # up and the connection is shut down rather than left mid-stream.
+    monkeypatch.setattr(rawcopy, "DRAIN_TIMEOUT", 0.3)
+    s = Script(msg(b"H", b"\1\0\0") + msg(b"d", payloads(1)[0]))
+    try:
+        g = stream_frames(s.conn, "COPY x TO STDOUT", raw=True)
+        next(g)
+        start = time.monotonic()
+        g.close()
+        assert time.monotonic() - start < 5
+        assert s.conn.cancels == 1 and not s.conn.lock.locked()
+        s.thread.join(5)
+        assert not s.thread.is_alive()
+        s.client.setblocking(True)
+        assert s.client.recv(1) == b"", "the connection is shut down"
     finally:
         s.close()
 
