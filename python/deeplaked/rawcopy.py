@@ -18,6 +18,7 @@ mode (usable).
 import os
 import socket
 import struct
+import threading
 import time
 
 from .frame import aligned_empty
@@ -28,6 +29,9 @@ _SKIP_CHUNK = 1 << 16
 # cancel before the connection is given up instead.
 DRAIN_TIMEOUT = 30.0
 _IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
+# id(connection) → the thread streaming a COPY on it, while the stream holds
+# the connection's lock.
+_streaming = {}
 
 
 def usable(conn):
@@ -58,18 +62,24 @@ def stream_copy(conn, sql):
     ReadyForQuery; when that fails the connection is shut down, and psycopg
     reports it broken when next used.
 
-    The generator holds conn.lock until it ends: other threads wait for the
-    connection, and the loop reading it must not use it (it would wait for
-    itself).
+    The generator holds conn.lock until it ends, as psycopg's
+    Cursor.stream does: other threads wait for the connection, and the loop
+    reading the stream must not use it (psycopg would wait for the lock;
+    another stream_copy raises ProgrammingError).
 
     NB: NoticeResponse, ParameterStatus and NotificationResponse messages
     that arrive during the COPY are dropped: libpq never sees them."""
     import psycopg
 
-    if not conn.lock.acquire(blocking=False):
-        raise psycopg.OperationalError("the connection is in use by another thread")
+    me = threading.get_ident()
+    if _streaming.get(id(conn)) == me:  # waiting for the lock would wait for ourselves
+        raise psycopg.ProgrammingError("this thread is already streaming a COPY on the connection")
+    conn.lock.acquire()
+    _streaming[id(conn)] = me
     fd = sock = r = None
     try:
+        if not usable(conn):  # changed while another thread held the connection
+            raise psycopg.ProgrammingError("the connection is no longer idle in autocommit mode")
         q = sql.encode(conn.info.encoding)
         fd = conn.pgconn.socket
         was_blocking = os.get_blocking(fd)
@@ -116,6 +126,7 @@ def stream_copy(conn, sql):
                 sock.close()
                 if not conn.closed:
                     os.set_blocking(fd, was_blocking)
+            del _streaming[id(conn)]
             conn.lock.release()
 
 

@@ -436,3 +436,22 @@ def test_loader_takes_raw_path(db, monkeypatch):
     monkeypatch.setattr(rawcopy, "stream_copy", counted)
     assert sum(len(b["id"]) for b in db.dataloader("rawcopy_rows").columns(["id"])) == ROWS
     assert len(calls) == 1
+
+
+@needs_server
+def test_connection_held_while_streaming(db):
+    sql = copy_sql("rawcopy_rows", batch_size=500)
+    with connect() as conn:
+        outer = stream_frames(conn, sql, raw=True)
+        first = next(outer)
+        with pytest.raises(psycopg.ProgrammingError):
+            next(stream_frames(conn, sql))
+        # Another thread waits for the connection until the stream ends.
+        done = []
+        t = threading.Thread(target=lambda: done.append(conn.execute("SELECT 5").fetchone()))
+        t.start()
+        t.join(0.3)
+        assert not done
+        assert first.rows + sum(f.rows for f in outer) == ROWS
+        t.join(10)
+        assert done == [(5,)]
