@@ -108,7 +108,8 @@ def stream_copy(conn, sql):
                 msg = b"COPY FROM STDIN is not a stream to read\0"
                 sock.sendall(_HEADER.pack(b"f", len(msg) + 4) + msg)
                 unexpected = unexpected or "COPY ... FROM STDIN"
-            elif typ in b"dHcCNSA":
+            elif typ in b"dHcCNSA":  # CopyData after an error, CopyOutResponse, CopyDone,
+                # CommandComplete, NoticeResponse, ParameterStatus, NotificationResponse
                 r.skip()
             else:  # RowDescription, DataRow, EmptyQueryResponse...: not a COPY TO
                 r.skip()
