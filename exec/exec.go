@@ -135,6 +135,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return &sortOp{env: env, in: in, keys: n.Keys, cols: n.Columns()}, nil
 	case *plan.Limit:
 		return newLimit(env, n)
+	case *plan.VectorTopK:
+		return newVectorTopK(env, n)
 	}
 	return nil, pgerror.AssertionFailedf("no operator for %T", n)
 }

@@ -164,6 +164,11 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 	if x.Op == plan.OpPgSleep {
 		return e.compileSleep(x)
 	}
+	switch x.Op {
+	case plan.OpL2Distance, plan.OpNegInnerProduct, plan.OpCosineDistance, plan.OpL1Distance,
+		plan.OpInnerProduct, plan.OpVectorNorm, plan.OpL2Normalize:
+		return e.compileVector(x)
+	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {
 		ae, err := e.compile(a)

@@ -89,6 +89,15 @@ const (
 	OpNullIf
 	OpNextVal // serial default; Seq identifies the sequence
 	OpPgSleep // pg_sleep(seconds)
+	// Vector distances (pgvector): Args are two vectors or float32
+	// tensors of one dimension, the result float8.
+	OpL2Distance      // <->, l2_distance
+	OpNegInnerProduct // <#>
+	OpCosineDistance  // <=>, cosine_distance
+	OpL1Distance      // <+>, l1_distance
+	OpInnerProduct    // inner_product
+	OpVectorNorm      // vector_norm
+	OpL2Normalize     // l2_normalize
 )
 
 var opNames = [...]string{
@@ -100,6 +109,14 @@ var opNames = [...]string{
 	OpVectorDims: "vector_dims", OpRandom: "random", OpAbs: "abs", OpLower: "lower",
 	OpUpper: "upper", OpLength: "length", OpCoalesce: "coalesce", OpNullIf: "nullif",
 	OpNextVal: "nextval", OpPgSleep: "pg_sleep",
+	OpL2Distance: "<->", OpNegInnerProduct: "<#>", OpCosineDistance: "<=>", OpL1Distance: "<+>",
+	OpInnerProduct: "inner_product", OpVectorNorm: "vector_norm", OpL2Normalize: "l2_normalize",
+}
+
+// IsDistance reports whether o is one of the vector distance operators
+// an ORDER BY ... LIMIT k search sorts by.
+func (o Op) IsDistance() bool {
+	return o == OpL2Distance || o == OpNegInnerProduct || o == OpCosineDistance || o == OpL1Distance
 }
 
 func (o Op) String() string {

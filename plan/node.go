@@ -342,3 +342,21 @@ func returningColumns(exprs []Expr, names []string) []Column {
 func (n *Insert) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
 func (n *Update) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
 func (n *Delete) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
+
+// VectorTopK is a nearest-neighbour search: the rows of Scan whose vector
+// column Col is nearest to Query by Op (a distance operator), the first
+// Count + Offset of them in ascending distance (NULL distances last), as
+// an `ORDER BY col <op> query LIMIT count OFFSET offset` reads them. It
+// outputs Scan's columns. Search is the scan the distances are computed
+// over: Scan narrowed to the vector column (SearchCol of its output) and
+// the filter's columns; the rows found are then fetched by row id.
+type VectorTopK struct {
+	Scan          *Scan
+	Search        *Scan
+	SearchCol     int
+	Op            Op
+	Query         Expr
+	Count, Offset Expr
+}
+
+func (n *VectorTopK) Columns() []Column { return n.Scan.Columns() }

@@ -16,6 +16,7 @@ var rules = []rule{
 	{name: "push filter into scan", apply: pushFilterIntoScan},
 	{name: "prune scan columns", apply: pruneScanColumns},
 	{name: "prune join columns", apply: pruneJoinColumns},
+	{name: "vector top-k", apply: vectorTopK},
 }
 
 // Optimize returns the physical plan for n.

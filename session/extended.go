@@ -198,6 +198,11 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 		return nil, nil
 	case *sql.ShowVar:
 		return s.showColumns(st)
+	case *sql.Explain:
+		if _, err := sql.BindSelect(cat, st.Query); err != nil {
+			return nil, err
+		}
+		return explainColumns, nil
 	case *sql.Fetch:
 		if p, ok := s.portals[st.Name]; ok && !st.Move {
 			return p.cols, nil

@@ -231,6 +231,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execCursorStmt(ctx, st, w)
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
 		return s.execRole(st, w)
+	case *sql.Explain:
+		return s.execExplain(st, s.catalog(), w)
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }

@@ -472,6 +472,9 @@ func (b *binder) binary(e *BinaryExpr) (plan.Expr, error) {
 	if re, ok, err := regexOp(e.Op, l, r); ok {
 		return re, err
 	}
+	if ve, ok, err := vectorOp(e.Op, l, r); ok {
+		return ve, err
+	}
 	return nil, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", l.Type(), e.Op, r.Type())
 }
 
@@ -702,6 +705,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 			op = plan.OpNullIf
 		}
 		return &plan.Call{Op: op, Args: args, Typ: t}, nil
+	}
+	if fe, ok, err := vectorFunc(f.Name, args); ok {
+		return fe, err
 	}
 	if fe, ok, err := catalogCall(f.Name, args); ok {
 		return fe, err

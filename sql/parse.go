@@ -118,6 +118,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertDropRole(s.DropRoleStmt)
 	case *pg.Node_DeclareCursorStmt, *pg.Node_FetchStmt, *pg.Node_ClosePortalStmt, *pg.Node_DeallocateStmt:
 		return convertCursorStmt(n)
+	case *pg.Node_ExplainStmt:
+		return convertExplain(s.ExplainStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }

@@ -1,0 +1,313 @@
+package exec
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// vectorTopKOp runs an exact nearest-neighbour search (plan.VectorTopK):
+// the table's row groups are split among workers, one per CPU, each
+// scanning the vector and filter columns of its groups (windows onto the
+// chunks), computing distances and keeping its k nearest rows in a heap;
+// the heaps are merged and the k rows fetched by row id, in distance
+// order.
+type vectorTopKOp struct {
+	env  *Env
+	n    *plan.VectorTopK
+	rows *types.Batch
+	pos  int
+	out  *types.Batch
+	done bool
+}
+
+func newVectorTopK(env *Env, n *plan.VectorTopK) (Operator, error) {
+	if env.Txn == nil {
+		return nil, pgerror.AssertionFailedf("vector search without a transaction")
+	}
+	return &vectorTopKOp{env: env, n: n}, nil
+}
+
+// hit is a row found by a search: its distance class (0 a number, 1 NaN,
+// 2 NULL: the order ORDER BY gives them), the distance and the row id.
+type hit struct {
+	class uint8
+	dist  float32
+	id    uint64
+}
+
+func (a hit) less(b hit) bool {
+	if a.class != b.class {
+		return a.class < b.class
+	}
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	return a.id < b.id
+}
+
+// hitHeap keeps the k smallest hits: a max-heap on less.
+type hitHeap struct {
+	k int
+	h []hit
+}
+
+// worst returns the largest kept hit; ok is false until k are kept.
+func (h *hitHeap) worst() (hit, bool) {
+	if len(h.h) < h.k {
+		return hit{}, false
+	}
+	return h.h[0], true
+}
+
+func (h *hitHeap) push(x hit) {
+	if len(h.h) < h.k {
+		h.h = append(h.h, x)
+		for i := len(h.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !h.h[p].less(h.h[i]) {
+				break
+			}
+			h.h[p], h.h[i] = h.h[i], h.h[p]
+			i = p
+		}
+		return
+	}
+	if h.k == 0 || !x.less(h.h[0]) {
+		return
+	}
+	h.h[0] = x
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.h) && h.h[m].less(h.h[l]) {
+			m = l
+		}
+		if r < len(h.h) && h.h[m].less(h.h[r]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.h[i], h.h[m] = h.h[m], h.h[i]
+		i = m
+	}
+}
+
+func (o *vectorTopKOp) Next() (*types.Batch, error) {
+	if !o.done {
+		o.done = true
+		if err := o.run(); err != nil {
+			return nil, err
+		}
+		o.out = types.NewBatch(batchTypes(o.rows), types.BatchSize)
+	}
+	if o.rows == nil || o.pos >= o.rows.Len() {
+		return nil, nil
+	}
+	end := min(o.pos+types.BatchSize, o.rows.Len())
+	o.rows.Window(o.out, o.pos, end)
+	o.pos = end
+	return o.out, nil
+}
+
+func batchTypes(b *types.Batch) []types.Type {
+	ts := make([]types.Type, len(b.Cols))
+	for i, c := range b.Cols {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+func (o *vectorTopKOp) Close() {}
+
+// limit evaluates LIMIT + OFFSET: the rows the search must keep (-1: all).
+func (o *vectorTopKOp) limit() (int, error) {
+	k := int64(-1)
+	if o.n.Count != nil {
+		v, err := o.env.foldConst(o.n.Count)
+		if err != nil {
+			return 0, err
+		}
+		if !v.Nulls[0] {
+			if v.Ints[0] < 0 {
+				return 0, pgerror.New("2201W", "LIMIT must not be negative")
+			}
+			k = v.Ints[0]
+		}
+	}
+	if o.n.Offset != nil && k >= 0 {
+		v, err := o.env.foldConst(o.n.Offset)
+		if err != nil {
+			return 0, err
+		}
+		if !v.Nulls[0] && v.Ints[0] > 0 {
+			k += v.Ints[0]
+		}
+	}
+	if k < 0 || k > math.MaxInt32 {
+		return -1, nil
+	}
+	return int(k), nil
+}
+
+func (o *vectorTopKOp) run() error {
+	n := o.n
+	k, err := o.limit()
+	if err != nil {
+		return err
+	}
+	qv, err := o.env.foldConst(n.Query)
+	if err != nil {
+		return err
+	}
+	var q []float32
+	if !qv.Nulls[0] {
+		qa := vectorArg{t: n.Query.Type()}
+		q = slices.Clone(qa.row(qv, 0))
+	}
+	groups, err := o.env.Txn.RowGroups(n.Scan.Table)
+	if err != nil {
+		return err
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(groups))
+	if groups[len(groups)-1].Kind == storage.GroupOwn {
+		// The txn's own rows are read through state one scan at a time
+		// may touch.
+		workers = 1
+	}
+	if k < 0 {
+		k = math.MaxInt32
+	}
+	ws := make([]*topKWorker, workers)
+	for i := range ws {
+		w := &topKWorker{o: o, q: q, heap: hitHeap{k: k}, arg: vectorArg{t: n.Search.Columns()[n.SearchCol].Type}}
+		if n.Search.Filter != nil {
+			if w.filter, err = o.env.compile(n.Search.Filter); err != nil {
+				return err
+			}
+		}
+		ws[i] = w
+	}
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					w.err = pgerror.AssertionFailedf("vector search: %v", r)
+				}
+			}()
+			for g := i; g < len(groups) && w.err == nil; g += workers {
+				w.err = w.scan(&groups[g])
+			}
+		}()
+	}
+	wg.Wait()
+	var all []hit
+	for _, w := range ws {
+		if w.err != nil {
+			return w.err
+		}
+		all = append(all, w.heap.h...)
+	}
+	slices.SortFunc(all, func(a, b hit) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	ids := make([]uint64, len(all))
+	for i, h := range all {
+		ids[i] = h.id
+	}
+	rows, _, err := o.env.Txn.FetchRows(n.Scan.Table, n.Scan.Cols, ids)
+	if err != nil {
+		return err
+	}
+	o.rows = rows
+	return nil
+}
+
+// topKWorker searches some of the row groups.
+type topKWorker struct {
+	o      *vectorTopKOp
+	q      []float32
+	filter evaluator
+	arg    vectorArg
+	heap   hitHeap
+	rows   []int
+	err    error
+}
+
+func (w *topKWorker) scan(g *storage.RowGroup) error {
+	n := w.o.n
+	sc, err := w.o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search), Group: g, Borrow: true})
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	for {
+		if err := w.o.env.canceled(); err != nil {
+			return err
+		}
+		b, ids, err := sc.Next()
+		if err != nil || b == nil {
+			return err
+		}
+		w.rows = w.rows[:0]
+		if w.filter != nil {
+			pred, err := w.filter.eval(b)
+			if err != nil {
+				return err
+			}
+			w.rows = selectRows(w.rows, pred, b.Len())
+		} else {
+			for i := range b.Len() {
+				w.rows = append(w.rows, i)
+			}
+		}
+		vec := b.Cols[n.SearchCol]
+		for _, i := range w.rows {
+			h := hit{id: ids[i], class: 2}
+			if !vec.Nulls[i] && w.q != nil {
+				p := w.arg.row(vec, i)
+				if len(p) != len(w.q) {
+					return pgerror.Newf(pgerror.DataException, "different vector dimensions %d and %d", len(p), len(w.q))
+				}
+				d := searchDistance(n.Op, p, w.q)
+				h.class, h.dist = 0, d
+				if d != d {
+					h.class, h.dist = 1, 0
+				}
+			}
+			w.heap.push(h)
+		}
+	}
+}
+
+// searchDistance is a distance that orders rows as op does: L2's square
+// (no square root per row), the negative inner product, cosine, L1.
+func searchDistance(op plan.Op, p, q []float32) float32 {
+	switch op {
+	case plan.OpL2Distance:
+		return l2SqF32(p, q)
+	case plan.OpNegInnerProduct:
+		return -dotF32(p, q)
+	case plan.OpL1Distance:
+		return l1F32(p, q)
+	}
+	return float32(cosineDistance(p, q))
+}

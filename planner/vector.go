@@ -1,0 +1,71 @@
+package planner
+
+import "github.com/deeplaked/deeplaked/plan"
+
+// vectorTopK turns `ORDER BY col <op> constant LIMIT k` over one table,
+// Limit(Sort(Project(Scan))) with the sort's single ascending key a
+// distance between a column and a constant vector, into
+// Limit(Project(VectorTopK(Scan))): a search that keeps the k nearest rows
+// instead of sorting them all, and reads only the vector and filter
+// columns until it knows which rows those are.
+func vectorTopK(n plan.Node) plan.Node {
+	lim, ok := n.(*plan.Limit)
+	if !ok || lim.Count == nil {
+		return n
+	}
+	srt, ok := lim.Input.(*plan.Sort)
+	if !ok || len(srt.Keys) != 1 || srt.Keys[0].Desc || srt.Keys[0].NullsFirst {
+		return n
+	}
+	proj, ok := srt.Input.(*plan.Project)
+	if !ok {
+		return n
+	}
+	scan, ok := proj.Input.(*plan.Scan)
+	if !ok || hasSubquery(scan.Filter) {
+		return n
+	}
+	call, ok := proj.Exprs[srt.Keys[0].Col].(*plan.Call)
+	if !ok || !call.Op.IsDistance() {
+		return n
+	}
+	col, q := call.Args[0], call.Args[1]
+	if _, ok := col.(*plan.ColRef); !ok {
+		// The distances are symmetric.
+		col, q = q, col
+	}
+	ref, ok := col.(*plan.ColRef)
+	if !ok || !isConstant(q) {
+		return n
+	}
+	search, remap := narrow(scan, []plan.Expr{ref})
+	vt := &plan.VectorTopK{Scan: scan, Search: search, SearchCol: remap[ref.Idx], Op: call.Op, Query: q,
+		Count: lim.Count, Offset: lim.Offset}
+	p := *proj
+	p.Input = vt
+	l := *lim
+	l.Input = &p
+	return &l
+}
+
+// isConstant reports whether e reads no column and nothing volatile:
+// constants, parameters and casts or calls over them.
+func isConstant(e plan.Expr) bool {
+	switch e := e.(type) {
+	case *plan.Const:
+		return true
+	case *plan.Cast:
+		return isConstant(e.X)
+	case *plan.Call:
+		if e.Op == plan.OpRandom || e.Op == plan.OpNextVal || e.Op == plan.OpPgSleep {
+			return false
+		}
+		for _, a := range e.Args {
+			if !isConstant(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
