@@ -1,0 +1,224 @@
+package vector
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Float16 values (pgvector's halfvec, IEEE 754 binary16) are passed as their
+// bits in a uint16. Distances over them convert to float32 a block at a time
+// into stack buffers and run the float32 kernels, accumulating in float32 as
+// pgvector's halfvec functions do.
+
+// Float16ToFloat32 returns the float32 value of the binary16 bits h. Every
+// binary16 value, subnormals, infinities and NaN included, is exactly
+// representable in float32.
+func Float16ToFloat32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f: // Inf, NaN (payload kept)
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+	case mant == 0: // ±0
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: mant * 2^-24, exact in float32.
+	return math.Float32frombits(sign | math.Float32bits(float32(mant)*(1.0/(1<<24))))
+}
+
+// Float32ToFloat16 returns the binary16 bits nearest to f, ties to even, as
+// pgvector's halfvec input does: values beyond the binary16 range become
+// infinities, values below half its smallest subnormal become (signed) zero,
+// and NaN stays a (quiet) NaN.
+func Float32ToFloat16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff {
+		if mant != 0 {
+			return sign | 0x7e00 | uint16(mant>>13)
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 112 // binary16 biased exponent
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		// Subnormal result: the 24-bit significand shifted so that one unit
+		// is 2^-24.
+		shift := uint32(14 - e)
+		if shift > 24 {
+			return sign
+		}
+		m := mant | 0x800000
+		h := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // may carry into the exponent, up to infinity: correct rounding
+	}
+	return sign | uint16(h)
+}
+
+// Float16sToFloat32s converts src into dst[:len(src)]. It panics if dst is
+// shorter than src.
+func Float16sToFloat32s(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = Float16ToFloat32(h)
+	}
+}
+
+// Float32sToFloat16s converts src into dst[:len(src)], rounding as
+// Float32ToFloat16. It panics if dst is shorter than src.
+func Float32sToFloat16s(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, f := range src {
+		dst[i] = Float32ToFloat16(f)
+	}
+}
+
+// float16BytesToFloat32s converts len(dst) little-endian binary16 values
+// from src.
+func float16BytesToFloat32s(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = Float16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
+	}
+}
+
+// DotHalf returns the inner product of two halfvecs. It panics if
+// len(a) != len(b).
+func DotHalf(a, b []uint16) float32 {
+	acc, _, _ := pairHalf(metricDot, a, b)
+	return acc
+}
+
+// L2SqHalf returns the squared Euclidean distance between two halfvecs.
+func L2SqHalf(a, b []uint16) float32 {
+	acc, _, _ := pairHalf(metricL2Sq, a, b)
+	return acc
+}
+
+// L1Half returns the taxicab distance between two halfvecs.
+func L1Half(a, b []uint16) float32 {
+	acc, _, _ := pairHalf(metricL1, a, b)
+	return acc
+}
+
+// CosineDistanceHalf returns the cosine distance between two halfvecs, with
+// CosineDistance's semantics.
+func CosineDistanceHalf(a, b []uint16) float32 {
+	ab, aa, bb := pairHalf(metricCosine, a, b)
+	return cosineFinish(ab, float64(aa)*float64(bb))
+}
+
+func pairHalf(m metric, a, b []uint16) (acc, aa, bb float32) {
+	checkLen(len(a), len(b))
+	var fa, fb [blockLen]float32
+	for j := 0; j < len(a); j += blockLen {
+		n := min(blockLen, len(a)-j)
+		x, y := fa[:n], fb[:n]
+		Float16sToFloat32s(x, a[j:j+n])
+		Float16sToFloat32s(y, b[j:j+n])
+		if m == metricCosine {
+			var ab, sa, sb float32
+			if useAVX2 {
+				ab, sa, sb = cosAVX2(x, y)
+			} else {
+				ab, sa, sb = cosGeneric(x, y)
+			}
+			acc, aa, bb = acc+ab, aa+sa, bb+sb
+			continue
+		}
+		acc, _ = accumulate(m, x, y, acc, 0)
+	}
+	return acc, aa, bb
+}
+
+// Batch kernels over halfvec rows: q is the query already converted to
+// float32 (once per query, with Float16sToFloat32s), data holds len(out)
+// rows of dim binary16 values, out[i] receives the distance to row i.
+
+// DotBatchHalf is DotBatch over halfvec rows.
+func DotBatchHalf(q []float32, data []uint16, dim int, out []float32) {
+	batchHalf(metricDot, q, data, nil, dim, out)
+}
+
+// L2SqBatchHalf is L2SqBatch over halfvec rows.
+func L2SqBatchHalf(q []float32, data []uint16, dim int, out []float32) {
+	batchHalf(metricL2Sq, q, data, nil, dim, out)
+}
+
+// L1BatchHalf is L1Batch over halfvec rows.
+func L1BatchHalf(q []float32, data []uint16, dim int, out []float32) {
+	batchHalf(metricL1, q, data, nil, dim, out)
+}
+
+// CosineDistanceBatchHalf is CosineDistanceBatch over halfvec rows.
+func CosineDistanceBatchHalf(q []float32, data []uint16, dim int, out []float32) {
+	batchHalf(metricCosine, q, data, nil, dim, out)
+}
+
+// DotBatchHalfBytes is DotBatchHalf over the rows' little-endian bytes (no
+// alignment needed).
+func DotBatchHalfBytes(q []float32, data []byte, dim int, out []float32) {
+	batchHalf(metricDot, q, nil, data, dim, out)
+}
+
+// L2SqBatchHalfBytes is L2SqBatchHalf over the rows' little-endian bytes.
+func L2SqBatchHalfBytes(q []float32, data []byte, dim int, out []float32) {
+	batchHalf(metricL2Sq, q, nil, data, dim, out)
+}
+
+// L1BatchHalfBytes is L1BatchHalf over the rows' little-endian bytes.
+func L1BatchHalfBytes(q []float32, data []byte, dim int, out []float32) {
+	batchHalf(metricL1, q, nil, data, dim, out)
+}
+
+// CosineDistanceBatchHalfBytes is CosineDistanceBatchHalf over the rows'
+// little-endian bytes.
+func CosineDistanceBatchHalfBytes(q []float32, data []byte, dim int, out []float32) {
+	batchHalf(metricCosine, q, nil, data, dim, out)
+}
+
+// batchHalf reads rows from data, or from raw when data is nil.
+func batchHalf(m metric, q []float32, data []uint16, raw []byte, dim int, out []float32) {
+	if data != nil || raw == nil {
+		checkBatch(q, len(data), dim, len(out))
+	} else {
+		checkBatch(q, len(raw)/2, dim, len(out))
+	}
+	var qq float64
+	if m == metricCosine {
+		qq = float64(SquaredNorm(q))
+	}
+	var buf [blockLen]float32
+	for i := range out {
+		var acc, bb float32
+		for j := 0; j < dim; j += blockLen {
+			n := min(blockLen, dim-j)
+			b := buf[:n]
+			off := i*dim + j
+			if raw != nil {
+				float16BytesToFloat32s(b, raw[2*off:])
+			} else {
+				Float16sToFloat32s(b, data[off:off+n])
+			}
+			acc, bb = accumulate(m, q[j:j+n], b, acc, bb)
+		}
+		out[i] = finish(m, acc, bb, qq)
+	}
+}
