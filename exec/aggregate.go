@@ -37,6 +37,9 @@ type accumulator struct {
 	tmp   *types.Vec
 	kbuf  []byte
 	strs  [][]byte // string_agg: the text so far per group
+	// vsum holds sum(vector) and avg(vector)'s element sums per group.
+	vsum [][]float64
+	varg vectorArg
 }
 
 func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
@@ -163,6 +166,9 @@ func (acc *accumulator) grow() {
 	if acc.call.Func == plan.AggStringAgg {
 		acc.strs = append(acc.strs, nil)
 	}
+	if acc.call.Typ.Kind == types.Vector {
+		acc.vsum = append(acc.vsum, nil)
+	}
 	if acc.vals != nil {
 		acc.vals.AppendNull()
 	}
@@ -189,6 +195,9 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 	acc.count[g]++
 	switch acc.call.Func {
 	case plan.AggSum, plan.AggAvg:
+		if acc.call.Typ.Kind == types.Vector {
+			return acc.addVector(g, v, r)
+		}
 		if acc.call.Func == plan.AggSum && v.Type.Phys() == types.PhysInt && acc.call.Typ.Phys() == types.PhysInt {
 			s := acc.ints[g] + v.Ints[r]
 			if (v.Ints[r] > 0 && s < acc.ints[g]) || (v.Ints[r] < 0 && s > acc.ints[g]) {
@@ -247,7 +256,19 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 	switch acc.call.Func {
 	case plan.AggCount, plan.AggCountStar:
 		out.AppendInt(acc.count[g])
-	case plan.AggSum:
+	case plan.AggSum, plan.AggAvg:
+		if out.Type.Kind == types.Vector {
+			acc.appendVector(out, g)
+			return
+		}
+		if acc.call.Func == plan.AggAvg {
+			if acc.count[g] == 0 {
+				out.AppendNull()
+			} else {
+				out.AppendFloat(acc.flts[g] / float64(acc.count[g]))
+			}
+			return
+		}
 		switch {
 		case acc.count[g] == 0:
 			out.AppendNull()
@@ -257,12 +278,6 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 			out.AppendFloat(float64(float32(acc.flts[g])))
 		default:
 			out.AppendFloat(acc.flts[g])
-		}
-	case plan.AggAvg:
-		if acc.count[g] == 0 {
-			out.AppendNull()
-		} else {
-			out.AppendFloat(acc.flts[g] / float64(acc.count[g]))
 		}
 	case plan.AggStringAgg:
 		if acc.count[g] == 0 {
@@ -309,3 +324,44 @@ func (a *aggregateOp) Next() (*types.Batch, error) {
 }
 
 func (a *aggregateOp) Close() { a.in.Close() }
+
+// addVector adds row r of v, a vector, to group g's element sums
+// (sum(vector), avg(vector)); pgvector's errors for a dimension that
+// differs from the group's first and for a sum beyond float4.
+func (acc *accumulator) addVector(g int, v *types.Vec, r int) error {
+	acc.varg.t = v.Type
+	p := acc.varg.row(v, r)
+	s := acc.vsum[g]
+	if s == nil {
+		s = make([]float64, len(p))
+		acc.vsum[g] = s
+	}
+	if len(p) != len(s) {
+		return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", len(s), len(p))
+	}
+	for k, f := range p {
+		s[k] += float64(f)
+		if acc.call.Func == plan.AggSum && math.Abs(s[k]) > math.MaxFloat32 {
+			return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+	}
+	return nil
+}
+
+// appendVector appends group g's sum or average vector, NULL for a group
+// without values.
+func (acc *accumulator) appendVector(out *types.Vec, g int) {
+	s := acc.vsum[g]
+	if acc.count[g] == 0 || s == nil {
+		out.AppendNull()
+		return
+	}
+	buf := make([]byte, 0, 4*len(s))
+	for _, x := range s {
+		if acc.call.Func == plan.AggAvg {
+			x /= float64(acc.count[g])
+		}
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(x)))
+	}
+	out.AppendBytes(buf)
+}

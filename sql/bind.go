@@ -760,14 +760,20 @@ func (a *aggContext) add(fn plan.AggFunc, f *FuncCall) (plan.Expr, error) {
 				call.Typ = types.TypInt8
 			case at.Kind == types.Float4 || at.Kind == types.Float8:
 				call.Typ = at
+			case at.Kind == types.Vector:
+				call.Typ = types.VectorOf(0)
 			default:
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function sum(%s) does not exist", at)
 			}
 		case plan.AggAvg:
-			if !at.IsNumeric() {
+			switch {
+			case at.Kind == types.Vector:
+				call.Typ = types.VectorOf(0)
+			case !at.IsNumeric():
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function avg(%s) does not exist", at)
+			default:
+				call.Typ = types.TypFloat8
 			}
-			call.Typ = types.TypFloat8
 		case plan.AggMin, plan.AggMax:
 			if at.Kind == types.Tensor || at.Kind == types.Vector || at.Kind == types.JSON {
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, at)
