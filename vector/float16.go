@@ -3,12 +3,17 @@ package vector
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // Float16 values (pgvector's halfvec, IEEE 754 binary16) are passed as their
-// bits in a uint16. Distances over them convert to float32 a block at a time
-// into stack buffers and run the float32 kernels, accumulating in float32 as
-// pgvector's halfvec functions do.
+// bits in a uint16. Distances over them accumulate in float32, as pgvector's
+// halfvec functions do. On amd64 with AVX2, FMA and F16C the kernels convert
+// in registers (VCVTPH2PS) as they read; elsewhere they convert a block at a
+// time into stack buffers and run the float32 kernels.
+
+// halfAsm reports whether the F16C assembly runs.
+func halfAsm() bool { return useAVX2 && useF16C }
 
 // Float16ToFloat32 returns the float32 value of the binary16 bits h. Every
 // binary16 value, subnormals, infinities and NaN included, is exactly
@@ -18,8 +23,10 @@ func Float16ToFloat32(h uint16) float32 {
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h & 0x3ff)
 	switch {
-	case exp == 0x1f: // Inf, NaN (payload kept)
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0x1f && mant == 0: // Inf
+		return math.Float32frombits(sign | 0x7f800000)
+	case exp == 0x1f: // NaN: quieted, payload kept, as VCVTPH2PS does
+		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
 	case exp != 0: // normal
 		return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
 	case mant == 0: // ±0
@@ -76,6 +83,10 @@ func Float32ToFloat16(f float32) uint16 {
 // shorter than src.
 func Float16sToFloat32s(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
+	if halfAsm() {
+		f16toF32AVX2(dst, src)
+		return
+	}
 	for i, h := range src {
 		dst[i] = Float16ToFloat32(h)
 	}
@@ -85,6 +96,10 @@ func Float16sToFloat32s(dst []float32, src []uint16) {
 // Float32ToFloat16. It panics if dst is shorter than src.
 func Float32sToFloat16s(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
+	if halfAsm() {
+		f32toF16AVX2(dst, src)
+		return
+	}
 	for i, f := range src {
 		dst[i] = Float32ToFloat16(f)
 	}
@@ -102,18 +117,30 @@ func float16BytesToFloat32s(dst []float32, src []byte) {
 // DotHalf returns the inner product of two halfvecs. It panics if
 // len(a) != len(b).
 func DotHalf(a, b []uint16) float32 {
+	if halfAsm() {
+		checkLen(len(a), len(b))
+		return dotHalfAVX2(a, b)
+	}
 	acc, _, _ := pairHalf(metricDot, a, b)
 	return acc
 }
 
 // L2SqHalf returns the squared Euclidean distance between two halfvecs.
 func L2SqHalf(a, b []uint16) float32 {
+	if halfAsm() {
+		checkLen(len(a), len(b))
+		return l2sqHalfAVX2(a, b)
+	}
 	acc, _, _ := pairHalf(metricL2Sq, a, b)
 	return acc
 }
 
 // L1Half returns the taxicab distance between two halfvecs.
 func L1Half(a, b []uint16) float32 {
+	if halfAsm() {
+		checkLen(len(a), len(b))
+		return l1HalfAVX2(a, b)
+	}
 	acc, _, _ := pairHalf(metricL1, a, b)
 	return acc
 }
@@ -121,7 +148,13 @@ func L1Half(a, b []uint16) float32 {
 // CosineDistanceHalf returns the cosine distance between two halfvecs, with
 // CosineDistance's semantics.
 func CosineDistanceHalf(a, b []uint16) float32 {
-	ab, aa, bb := pairHalf(metricCosine, a, b)
+	var ab, aa, bb float32
+	if halfAsm() {
+		checkLen(len(a), len(b))
+		ab, aa, bb = cosHalfAVX2(a, b)
+	} else {
+		ab, aa, bb = pairHalf(metricCosine, a, b)
+	}
 	return cosineFinish(ab, float64(aa)*float64(bb))
 }
 
@@ -194,16 +227,49 @@ func CosineDistanceBatchHalfBytes(q []float32, data []byte, dim int, out []float
 	batchHalf(metricCosine, q, nil, data, dim, out)
 }
 
+// asUint16s views little-endian bytes in place as uint16 values when they
+// are 2-byte aligned and the machine is little-endian.
+func asUint16s(data []byte) ([]uint16, bool) {
+	if !littleEndian {
+		return nil, false
+	}
+	if len(data) < 2 {
+		return []uint16{}, true
+	}
+	p := unsafe.Pointer(unsafe.SliceData(data))
+	if uintptr(p)%2 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*uint16)(p), len(data)/2), true
+}
+
 // batchHalf reads rows from data, or from raw when data is nil.
 func batchHalf(m metric, q []float32, data []uint16, raw []byte, dim int, out []float32) {
 	if data != nil || raw == nil {
 		checkBatch(q, len(data), dim, len(out))
 	} else {
 		checkBatch(q, len(raw)/2, dim, len(out))
+		if h, ok := asUint16s(raw); ok {
+			data, raw = h, nil
+		}
 	}
 	var qq float64
 	if m == metricCosine {
 		qq = float64(SquaredNorm(q))
+	}
+	if raw == nil && halfAsm() {
+		data = data[:dim*len(out)]
+		switch m {
+		case metricDot:
+			dotBatchHalfAVX2(q, data, dim, out)
+		case metricL2Sq:
+			l2sqBatchHalfAVX2(q, data, dim, out)
+		case metricL1:
+			l1BatchHalfAVX2(q, data, dim, out)
+		default:
+			cosBatchHalfAVX2(q, data, dim, qq, out)
+		}
+		return
 	}
 	var buf [blockLen]float32
 	for i := range out {

@@ -194,3 +194,47 @@ func TestHalfBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestBulkConversionMatchesScalar checks the bulk conversions (F16C
+// assembly where available) bit for bit against the scalar functions: every
+// binary16 value, and float32 bit patterns of every class (subnormal, NaN,
+// overflow) at unaligned starts and all tail lengths.
+func TestBulkConversionMatchesScalar(t *testing.T) {
+	impls(t, func(t *testing.T) {
+		all := make([]uint16, 1<<16)
+		for i := range all {
+			all[i] = uint16(i)
+		}
+		f := make([]float32, len(all))
+		Float16sToFloat32s(f, all)
+		for i, h := range all {
+			if got, want := math.Float32bits(f[i]), math.Float32bits(Float16ToFloat32(h)); got != want {
+				t.Fatalf("%#04x: bulk %#08x, scalar %#08x", h, got, want)
+			}
+		}
+		r := rand.New(rand.NewPCG(15, 16))
+		src := make([]float32, 5000)
+		for i := range src {
+			e := uint32(r.IntN(256))
+			if r.IntN(2) == 0 {
+				e = uint32(127 - 28 + r.IntN(46))
+			}
+			src[i] = math.Float32frombits(r.Uint32()&0x807fffff | e<<23)
+		}
+		dst := make([]uint16, len(src)+1)
+		for _, off := range []int{0, 1, 3} {
+			for _, n := range []int{0, 1, 7, 8, 9, 17, len(src) - off} {
+				dst[n] = 0xabcd
+				Float32sToFloat16s(dst[:n], src[off:off+n])
+				for i := range n {
+					if want := Float32ToFloat16(src[off+i]); dst[i] != want {
+						t.Fatalf("%g (%#08x): bulk %#04x, scalar %#04x", src[off+i], math.Float32bits(src[off+i]), dst[i], want)
+					}
+				}
+				if dst[n] != 0xabcd {
+					t.Fatalf("n=%d: wrote past len(src)", n)
+				}
+			}
+		}
+	})
+}

@@ -643,8 +643,8 @@ end:
 // Requires: AVX, FMA3, SSE2
 TEXT ·cosBatchAVX2(SB), NOSPLIT, $0-88
 	MOVSD  qq+56(FP), X0
-	VMOVSD one<>+0(SB), X1
-	VMOVSD negone<>+0(SB), X2
+	VMOVSD oneAVX2<>+0(SB), X1
+	VMOVSD negoneAVX2<>+0(SB), X2
 	MOVQ   q_base+0(FP), AX
 	MOVQ   data_base+24(FP), CX
 	MOVQ   dim+48(FP), DX
@@ -721,10 +721,9 @@ reduce:
 tail:
 	TESTQ       R8, R8
 	JE          done
-	VMOVSS      (DI), X4
-	VMOVSS      (CX), X5
-	VFMADD231SS X5, X4, X3
-	VFMADD231SS X5, X5, X7
+	VMOVSS      (CX), X4
+	VFMADD231SS (DI), X4, X3
+	VFMADD231SS X4, X4, X7
 	ADDQ        $0x00000004, DI
 	ADDQ        $0x00000004, CX
 	DECQ        R8
@@ -749,8 +748,841 @@ end:
 	VZEROUPPER
 	RET
 
-DATA one<>+0(SB)/8, $0x3ff0000000000000
-GLOBL one<>(SB), RODATA|NOPTR, $8
+DATA oneAVX2<>+0(SB)/8, $0x3ff0000000000000
+GLOBL oneAVX2<>(SB), RODATA|NOPTR, $8
 
-DATA negone<>+0(SB)/8, $0xbff0000000000000
-GLOBL negone<>(SB), RODATA|NOPTR, $8
+DATA negoneAVX2<>+0(SB)/8, $0xbff0000000000000
+GLOBL negoneAVX2<>(SB), RODATA|NOPTR, $8
+
+// func cpuid(leaf uint32, sub uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
+// Requires: CPUID
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func f16toF32AVX2(dst []float32, src []uint16)
+// Requires: AVX, F16C
+TEXT ·f16toF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+block8:
+	CMPQ      DX, $0x00000008
+	JL        tail
+	VCVTPH2PS (CX), Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x00000010, CX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000008, DX
+	JMP       block8
+
+tail:
+	TESTQ     DX, DX
+	JE        done
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (AX)
+	ADDQ      $0x00000002, CX
+	ADDQ      $0x00000004, AX
+	DECQ      DX
+	JMP       tail
+
+done:
+	VZEROUPPER
+	RET
+
+// func f32toF16AVX2(dst []uint16, src []float32)
+// Requires: AVX, F16C
+TEXT ·f32toF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+block8:
+	CMPQ      DX, $0x00000008
+	JL        tail
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000010, AX
+	SUBQ      $0x00000008, DX
+	JMP       block8
+
+tail:
+	TESTQ     DX, DX
+	JE        done
+	VMOVSS    (CX), X0
+	VCVTPS2PH $0x00, X0, X0
+	VMOVD     X0, BX
+	MOVW      BX, (AX)
+	ADDQ      $0x00000004, CX
+	ADDQ      $0x00000002, AX
+	DECQ      DX
+	JMP       tail
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotHalfAVX2(a []uint16, b []uint16) float32
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·dotHalfAVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        DX, $0x00000020
+	JL          block8
+	VCVTPH2PS   (AX), Y4
+	VCVTPH2PS   (CX), Y5
+	VFMADD231PS Y5, Y4, Y0
+	VCVTPH2PS   16(AX), Y4
+	VCVTPH2PS   16(CX), Y5
+	VFMADD231PS Y5, Y4, Y1
+	VCVTPH2PS   32(AX), Y4
+	VCVTPH2PS   32(CX), Y5
+	VFMADD231PS Y5, Y4, Y2
+	VCVTPH2PS   48(AX), Y4
+	VCVTPH2PS   48(CX), Y5
+	VFMADD231PS Y5, Y4, Y3
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, DX
+	JMP         big
+
+block8:
+	CMPQ        DX, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (AX), Y4
+	VCVTPH2PS   (CX), Y5
+	VFMADD231PS Y5, Y4, Y0
+	ADDQ        $0x00000010, AX
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, DX
+	JMP         block8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       DX, DX
+	JE          done
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X1
+	VCVTPH2PS   X1, X1
+	MOVWLZX     (AX), BX
+	VMOVD       BX, X2
+	VCVTPH2PS   X2, X2
+	VFMADD231SS X1, X2, X0
+	ADDQ        $0x00000002, AX
+	ADDQ        $0x00000002, CX
+	DECQ        DX
+	JMP         tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func l2sqHalfAVX2(a []uint16, b []uint16) float32
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·l2sqHalfAVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        DX, $0x00000020
+	JL          block8
+	VCVTPH2PS   (AX), Y4
+	VCVTPH2PS   (CX), Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	VCVTPH2PS   16(AX), Y4
+	VCVTPH2PS   16(CX), Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y1
+	VCVTPH2PS   32(AX), Y4
+	VCVTPH2PS   32(CX), Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y2
+	VCVTPH2PS   48(AX), Y4
+	VCVTPH2PS   48(CX), Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, DX
+	JMP         big
+
+block8:
+	CMPQ        DX, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (AX), Y4
+	VCVTPH2PS   (CX), Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $0x00000010, AX
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, DX
+	JMP         block8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       DX, DX
+	JE          done
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X1
+	VCVTPH2PS   X1, X1
+	MOVWLZX     (AX), BX
+	VMOVD       BX, X2
+	VCVTPH2PS   X2, X2
+	VSUBSS      X1, X2, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $0x00000002, AX
+	ADDQ        $0x00000002, CX
+	DECQ        DX
+	JMP         tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func l1HalfAVX2(a []uint16, b []uint16) float32
+// Requires: AVX, AVX2, F16C, SSE
+TEXT ·l1HalfAVX2(SB), NOSPLIT, $0-52
+	MOVQ     a_base+0(FP), AX
+	MOVQ     b_base+24(FP), CX
+	MOVQ     a_len+8(FP), DX
+	VPCMPEQD Y0, Y0, Y0
+	VPSRLD   $0x01, Y0, Y0
+	VXORPS   Y1, Y1, Y1
+	VXORPS   Y2, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VXORPS   Y4, Y4, Y4
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ      DX, $0x00000020
+	JL        block8
+	VCVTPH2PS (AX), Y5
+	VCVTPH2PS (CX), Y6
+	VSUBPS    Y6, Y5, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	VCVTPH2PS 16(AX), Y5
+	VCVTPH2PS 16(CX), Y6
+	VSUBPS    Y6, Y5, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y2, Y2
+	VCVTPH2PS 32(AX), Y5
+	VCVTPH2PS 32(CX), Y6
+	VSUBPS    Y6, Y5, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y3, Y3
+	VCVTPH2PS 48(AX), Y5
+	VCVTPH2PS 48(CX), Y6
+	VSUBPS    Y6, Y5, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y4, Y4
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	SUBQ      $0x00000020, DX
+	JMP       big
+
+block8:
+	CMPQ      DX, $0x00000008
+	JL        reduce
+	VCVTPH2PS (AX), Y5
+	VCVTPH2PS (CX), Y6
+	VSUBPS    Y6, Y5, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	ADDQ      $0x00000010, AX
+	ADDQ      $0x00000010, CX
+	SUBQ      $0x00000008, DX
+	JMP       block8
+
+reduce:
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ     DX, DX
+	JE        done
+	MOVWLZX   (CX), BX
+	VMOVD     BX, X2
+	VCVTPH2PS X2, X2
+	MOVWLZX   (AX), BX
+	VMOVD     BX, X3
+	VCVTPH2PS X3, X3
+	VSUBSS    X2, X3, X2
+	VANDPS    X0, X2, X2
+	VADDSS    X2, X1, X1
+	ADDQ      $0x00000002, AX
+	ADDQ      $0x00000002, CX
+	DECQ      DX
+	JMP       tail
+
+done:
+	VZEROUPPER
+	MOVSS X1, ret+48(FP)
+	RET
+
+// func cosHalfAVX2(a []uint16, b []uint16) (ab float32, aa float32, bb float32)
+// Requires: AVX, F16C, FMA3, SSE
+TEXT ·cosHalfAVX2(SB), NOSPLIT, $0-60
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        DX, $0x00000020
+	JL          block8
+	VCVTPH2PS   (AX), Y12
+	VCVTPH2PS   (CX), Y13
+	VFMADD231PS Y13, Y12, Y0
+	VFMADD231PS Y12, Y12, Y4
+	VFMADD231PS Y13, Y13, Y8
+	VCVTPH2PS   16(AX), Y12
+	VCVTPH2PS   16(CX), Y13
+	VFMADD231PS Y13, Y12, Y1
+	VFMADD231PS Y12, Y12, Y5
+	VFMADD231PS Y13, Y13, Y9
+	VCVTPH2PS   32(AX), Y12
+	VCVTPH2PS   32(CX), Y13
+	VFMADD231PS Y13, Y12, Y2
+	VFMADD231PS Y12, Y12, Y6
+	VFMADD231PS Y13, Y13, Y10
+	VCVTPH2PS   48(AX), Y12
+	VCVTPH2PS   48(CX), Y13
+	VFMADD231PS Y13, Y12, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VFMADD231PS Y13, Y13, Y11
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, DX
+	JMP         big
+
+block8:
+	CMPQ        DX, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (AX), Y12
+	VCVTPH2PS   (CX), Y13
+	VFMADD231PS Y13, Y12, Y0
+	VFMADD231PS Y12, Y12, Y4
+	VFMADD231PS Y13, Y13, Y8
+	ADDQ        $0x00000010, AX
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, DX
+	JMP         block8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X1
+	VADDPS       X1, X4, X4
+	VMOVHLPS     X4, X4, X1
+	VADDPS       X1, X4, X4
+	VMOVSHDUP    X4, X1
+	VADDSS       X1, X4, X4
+	VADDPS       Y9, Y8, Y8
+	VADDPS       Y11, Y10, Y10
+	VADDPS       Y10, Y8, Y8
+	VEXTRACTF128 $0x01, Y8, X1
+	VADDPS       X1, X8, X8
+	VMOVHLPS     X8, X8, X1
+	VADDPS       X1, X8, X8
+	VMOVSHDUP    X8, X1
+	VADDSS       X1, X8, X8
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       DX, DX
+	JE          done
+	MOVWLZX     (CX), BX
+	VMOVD       BX, X1
+	VCVTPH2PS   X1, X1
+	MOVWLZX     (AX), BX
+	VMOVD       BX, X2
+	VCVTPH2PS   X2, X2
+	VFMADD231SS X1, X2, X0
+	VFMADD231SS X2, X2, X4
+	VFMADD231SS X1, X1, X8
+	ADDQ        $0x00000002, AX
+	ADDQ        $0x00000002, CX
+	DECQ        DX
+	JMP         tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ab+48(FP)
+	MOVSS X4, aa+52(FP)
+	MOVSS X8, bb+56(FP)
+	RET
+
+// func dotBatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+// Requires: AVX, F16C, FMA3
+TEXT ·dotBatchHalfAVX2(SB), NOSPLIT, $0-80
+	MOVQ q_base+0(FP), AX
+	MOVQ data_base+24(FP), CX
+	MOVQ dim+48(FP), DX
+	MOVQ out_base+56(FP), BX
+	MOVQ out_len+64(FP), SI
+
+row:
+	TESTQ  SI, SI
+	JE     end
+	MOVQ   AX, DI
+	MOVQ   DX, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        R8, $0x00000020
+	JL          block8
+	VCVTPH2PS   (CX), Y4
+	VMOVUPS     (DI), Y5
+	VFMADD231PS Y4, Y5, Y0
+	VCVTPH2PS   16(CX), Y4
+	VMOVUPS     32(DI), Y5
+	VFMADD231PS Y4, Y5, Y1
+	VCVTPH2PS   32(CX), Y4
+	VMOVUPS     64(DI), Y5
+	VFMADD231PS Y4, Y5, Y2
+	VCVTPH2PS   48(CX), Y4
+	VMOVUPS     96(DI), Y5
+	VFMADD231PS Y4, Y5, Y3
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, R8
+	JMP         big
+
+block8:
+	CMPQ        R8, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (CX), Y4
+	VMOVUPS     (DI), Y5
+	VFMADD231PS Y4, Y5, Y0
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, R8
+	JMP         block8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       R8, R8
+	JE          done
+	MOVWLZX     (CX), R9
+	VMOVD       R9, X1
+	VCVTPH2PS   X1, X1
+	VMOVSS      (DI), X2
+	VFMADD231SS X1, X2, X0
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000002, CX
+	DECQ        R8
+	JMP         tail
+
+done:
+	VMOVSS X0, (BX)
+	ADDQ   $0x00000004, BX
+	DECQ   SI
+	JMP    row
+
+end:
+	VZEROUPPER
+	RET
+
+// func l2sqBatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+// Requires: AVX, F16C, FMA3
+TEXT ·l2sqBatchHalfAVX2(SB), NOSPLIT, $0-80
+	MOVQ q_base+0(FP), AX
+	MOVQ data_base+24(FP), CX
+	MOVQ dim+48(FP), DX
+	MOVQ out_base+56(FP), BX
+	MOVQ out_len+64(FP), SI
+
+row:
+	TESTQ  SI, SI
+	JE     end
+	MOVQ   AX, DI
+	MOVQ   DX, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        R8, $0x00000020
+	JL          block8
+	VCVTPH2PS   (CX), Y4
+	VMOVUPS     (DI), Y5
+	VSUBPS      Y4, Y5, Y4
+	VFMADD231PS Y4, Y4, Y0
+	VCVTPH2PS   16(CX), Y4
+	VMOVUPS     32(DI), Y5
+	VSUBPS      Y4, Y5, Y4
+	VFMADD231PS Y4, Y4, Y1
+	VCVTPH2PS   32(CX), Y4
+	VMOVUPS     64(DI), Y5
+	VSUBPS      Y4, Y5, Y4
+	VFMADD231PS Y4, Y4, Y2
+	VCVTPH2PS   48(CX), Y4
+	VMOVUPS     96(DI), Y5
+	VSUBPS      Y4, Y5, Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, R8
+	JMP         big
+
+block8:
+	CMPQ        R8, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (CX), Y4
+	VMOVUPS     (DI), Y5
+	VSUBPS      Y4, Y5, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, R8
+	JMP         block8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       R8, R8
+	JE          done
+	MOVWLZX     (CX), R9
+	VMOVD       R9, X1
+	VCVTPH2PS   X1, X1
+	VMOVSS      (DI), X2
+	VSUBSS      X1, X2, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000002, CX
+	DECQ        R8
+	JMP         tail
+
+done:
+	VMOVSS X0, (BX)
+	ADDQ   $0x00000004, BX
+	DECQ   SI
+	JMP    row
+
+end:
+	VZEROUPPER
+	RET
+
+// func l1BatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·l1BatchHalfAVX2(SB), NOSPLIT, $0-80
+	VPCMPEQD Y0, Y0, Y0
+	VPSRLD   $0x01, Y0, Y0
+	MOVQ     q_base+0(FP), AX
+	MOVQ     data_base+24(FP), CX
+	MOVQ     dim+48(FP), DX
+	MOVQ     out_base+56(FP), BX
+	MOVQ     out_len+64(FP), SI
+
+row:
+	TESTQ  SI, SI
+	JE     end
+	MOVQ   AX, DI
+	MOVQ   DX, R8
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ      R8, $0x00000020
+	JL        block8
+	VCVTPH2PS (CX), Y5
+	VMOVUPS   (DI), Y6
+	VSUBPS    Y5, Y6, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	VCVTPH2PS 16(CX), Y5
+	VMOVUPS   32(DI), Y6
+	VSUBPS    Y5, Y6, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y2, Y2
+	VCVTPH2PS 32(CX), Y5
+	VMOVUPS   64(DI), Y6
+	VSUBPS    Y5, Y6, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y3, Y3
+	VCVTPH2PS 48(CX), Y5
+	VMOVUPS   96(DI), Y6
+	VSUBPS    Y5, Y6, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y4, Y4
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000040, CX
+	SUBQ      $0x00000020, R8
+	JMP       big
+
+block8:
+	CMPQ      R8, $0x00000008
+	JL        reduce
+	VCVTPH2PS (CX), Y5
+	VMOVUPS   (DI), Y6
+	VSUBPS    Y5, Y6, Y5
+	VANDPS    Y0, Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000010, CX
+	SUBQ      $0x00000008, R8
+	JMP       block8
+
+reduce:
+	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ     R8, R8
+	JE        done
+	MOVWLZX   (CX), R9
+	VMOVD     R9, X2
+	VCVTPH2PS X2, X2
+	VMOVSS    (DI), X3
+	VSUBSS    X2, X3, X2
+	VANDPS    X0, X2, X2
+	VADDSS    X2, X1, X1
+	ADDQ      $0x00000004, DI
+	ADDQ      $0x00000002, CX
+	DECQ      R8
+	JMP       tail
+
+done:
+	VMOVSS X1, (BX)
+	ADDQ   $0x00000004, BX
+	DECQ   SI
+	JMP    row
+
+end:
+	VZEROUPPER
+	RET
+
+// func cosBatchHalfAVX2(q []float32, data []uint16, dim int, qq float64, out []float32)
+// Requires: AVX, F16C, FMA3, SSE2
+TEXT ·cosBatchHalfAVX2(SB), NOSPLIT, $0-88
+	MOVSD  qq+56(FP), X0
+	VMOVSD oneHalfAVX2<>+0(SB), X1
+	VMOVSD negoneHalfAVX2<>+0(SB), X2
+	MOVQ   q_base+0(FP), AX
+	MOVQ   data_base+24(FP), CX
+	MOVQ   dim+48(FP), DX
+	MOVQ   out_base+64(FP), BX
+	MOVQ   out_len+72(FP), SI
+
+row:
+	TESTQ  SI, SI
+	JE     end
+	MOVQ   AX, DI
+	MOVQ   DX, R8
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+
+	// Main loop: several independent accumulators hide the FMA latency.
+big:
+	CMPQ        R8, $0x00000020
+	JL          block8
+	VCVTPH2PS   (CX), Y11
+	VFMADD231PS (DI), Y11, Y3
+	VFMADD231PS Y11, Y11, Y7
+	VCVTPH2PS   16(CX), Y11
+	VFMADD231PS 32(DI), Y11, Y4
+	VFMADD231PS Y11, Y11, Y8
+	VCVTPH2PS   32(CX), Y11
+	VFMADD231PS 64(DI), Y11, Y5
+	VFMADD231PS Y11, Y11, Y9
+	VCVTPH2PS   48(CX), Y11
+	VFMADD231PS 96(DI), Y11, Y6
+	VFMADD231PS Y11, Y11, Y10
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000020, R8
+	JMP         big
+
+block8:
+	CMPQ        R8, $0x00000008
+	JL          reduce
+	VCVTPH2PS   (CX), Y11
+	VFMADD231PS (DI), Y11, Y3
+	VFMADD231PS Y11, Y11, Y7
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000010, CX
+	SUBQ        $0x00000008, R8
+	JMP         block8
+
+reduce:
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y6, Y5, Y5
+	VADDPS       Y5, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VADDPS       Y8, Y7, Y7
+	VADDPS       Y10, Y9, Y9
+	VADDPS       Y9, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X4
+	VADDPS       X4, X7, X7
+	VMOVHLPS     X7, X7, X4
+	VADDPS       X4, X7, X7
+	VMOVSHDUP    X7, X4
+	VADDSS       X4, X7, X7
+
+	// Tail: fewer than 8 elements, one at a time.
+tail:
+	TESTQ       R8, R8
+	JE          done
+	MOVWLZX     (CX), R9
+	VMOVD       R9, X4
+	VCVTPH2PS   X4, X4
+	VFMADD231SS (DI), X4, X3
+	VFMADD231SS X4, X4, X7
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000002, CX
+	DECQ        R8
+	JMP         tail
+
+done:
+	VCVTSS2SD X3, X3, X3
+	VCVTSS2SD X7, X7, X7
+	VMULSD    X0, X7, X7
+	VSQRTSD   X7, X7, X7
+	VDIVSD    X7, X3, X3
+	VMINSD    X3, X1, X3
+	VMAXSD    X3, X2, X3
+	VSUBSD    X3, X1, X3
+	VCVTSD2SS X3, X3, X3
+	VMOVSS    X3, (BX)
+	ADDQ      $0x00000004, BX
+	DECQ      SI
+	JMP       row
+
+end:
+	VZEROUPPER
+	RET
+
+DATA oneHalfAVX2<>+0(SB)/8, $0x3ff0000000000000
+GLOBL oneHalfAVX2<>(SB), RODATA|NOPTR, $8
+
+DATA negoneHalfAVX2<>+0(SB)/8, $0xbff0000000000000
+GLOBL negoneHalfAVX2<>(SB), RODATA|NOPTR, $8

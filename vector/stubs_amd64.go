@@ -48,3 +48,56 @@ func l1BatchAVX2(q []float32, data []float32, dim int, out []float32)
 //
 //go:noescape
 func cosBatchAVX2(q []float32, data []float32, dim int, qq float64, out []float32)
+
+// cpuid returns the registers CPUID sets for leaf and subleaf sub.
+func cpuid(leaf uint32, sub uint32) (eax uint32, ebx uint32, ecx uint32, edx uint32)
+
+// f16toF32AVX2 converts src into dst[:len(src)].
+//
+//go:noescape
+func f16toF32AVX2(dst []float32, src []uint16)
+
+// f32toF16AVX2 converts src into dst[:len(src)], rounding to nearest even.
+//
+//go:noescape
+func f32toF16AVX2(dst []uint16, src []float32)
+
+// dotHalfAVX2 returns the inner product of a and b[:len(a)]. Both hold binary16 values.
+//
+//go:noescape
+func dotHalfAVX2(a []uint16, b []uint16) float32
+
+// l2sqHalfAVX2 returns the squared Euclidean distance between a and b[:len(a)]. Both hold binary16 values.
+//
+//go:noescape
+func l2sqHalfAVX2(a []uint16, b []uint16) float32
+
+// l1HalfAVX2 returns the taxicab distance between a and b[:len(a)]. Both hold binary16 values.
+//
+//go:noescape
+func l1HalfAVX2(a []uint16, b []uint16) float32
+
+// cosHalfAVX2 returns a·b, a·a and b·b over a and b[:len(a)] in one pass. Both hold binary16 values.
+//
+//go:noescape
+func cosHalfAVX2(a []uint16, b []uint16) (ab float32, aa float32, bb float32)
+
+// dotBatchHalfAVX2 stores in out[i] the dot kernel of q and row i of data (dim values each).
+//
+//go:noescape
+func dotBatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+
+// l2sqBatchHalfAVX2 stores in out[i] the l2sq kernel of q and row i of data (dim values each).
+//
+//go:noescape
+func l2sqBatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+
+// l1BatchHalfAVX2 stores in out[i] the l1 kernel of q and row i of data (dim values each).
+//
+//go:noescape
+func l1BatchHalfAVX2(q []float32, data []uint16, dim int, out []float32)
+
+// cosBatchHalfAVX2 stores in out[i] the cosine distance of q (whose squared norm is qq) and row i of data.
+//
+//go:noescape
+func cosBatchHalfAVX2(q []float32, data []uint16, dim int, qq float64, out []float32)
