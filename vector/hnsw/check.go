@@ -23,10 +23,8 @@ func (x *Index) check() error {
 	if x.entry < 0 || int(x.entry) >= n || int(x.levels[x.entry]) != x.top {
 		return fmt.Errorf("entry point %d with top level %d", x.entry, x.top)
 	}
-	seen := make([]int32, n)
-	for i := range seen {
-		seen[i] = -1
-	}
+	seen := make([]uint64, n) // seen[nb] == stamp: nb already in this list
+	stamp := uint64(0)
 	deleted := 0
 	for i := range n {
 		node := uint32(i)
@@ -44,6 +42,7 @@ func (x *Index) check() error {
 			return fmt.Errorf("node %d has level %d above the top %d", i, lv, x.top)
 		}
 		for l := 0; l <= lv; l++ {
+			stamp++
 			lst := x.list(node, l)
 			if int(lst[0]) > x.layerM(l) {
 				return fmt.Errorf("node %d layer %d: %d neighbours, limit %d", i, l, lst[0], x.layerM(l))
@@ -56,10 +55,10 @@ func (x *Index) check() error {
 					return fmt.Errorf("node %d layer %d: links to itself", i, l)
 				case int(x.levels[nb]) < l:
 					return fmt.Errorf("node %d layer %d: neighbour %d has level %d", i, l, nb, x.levels[nb])
-				case seen[nb] == int32(i*(maxLevel+1)+l):
+				case seen[nb] == stamp:
 					return fmt.Errorf("node %d layer %d: neighbour %d twice", i, l, nb)
 				}
-				seen[nb] = int32(i*(maxLevel+1) + l)
+				seen[nb] = stamp
 			}
 		}
 	}
