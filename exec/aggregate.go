@@ -166,7 +166,7 @@ func (acc *accumulator) grow() {
 	if acc.call.Func == plan.AggStringAgg {
 		acc.strs = append(acc.strs, nil)
 	}
-	if acc.call.Typ.Kind == types.Vector {
+	if acc.call.Typ.IsVector() {
 		acc.vsum = append(acc.vsum, nil)
 	}
 	if acc.vals != nil {
@@ -195,7 +195,7 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 	acc.count[g]++
 	switch acc.call.Func {
 	case plan.AggSum, plan.AggAvg:
-		if acc.call.Typ.Kind == types.Vector {
+		if acc.call.Typ.IsVector() {
 			return acc.addVector(g, v, r)
 		}
 		if acc.call.Func == plan.AggSum && v.Type.Phys() == types.PhysInt && acc.call.Typ.Phys() == types.PhysInt {
@@ -257,7 +257,7 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 	case plan.AggCount, plan.AggCountStar:
 		out.AppendInt(acc.count[g])
 	case plan.AggSum, plan.AggAvg:
-		if out.Type.Kind == types.Vector {
+		if out.Type.IsVector() {
 			acc.appendVector(out, g)
 			return
 		}
@@ -339,9 +339,13 @@ func (acc *accumulator) addVector(g int, v *types.Vec, r int) error {
 	if len(p) != len(s) {
 		return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", len(s), len(p))
 	}
+	limit := float64(math.MaxFloat32)
+	if v.Type.Kind == types.HalfVec {
+		limit = 65504 // the largest half
+	}
 	for k, f := range p {
 		s[k] += float64(f)
-		if acc.call.Func == plan.AggSum && math.Abs(s[k]) > math.MaxFloat32 {
+		if acc.call.Func == plan.AggSum && math.Abs(s[k]) > limit {
 			return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
 		}
 	}
@@ -361,7 +365,11 @@ func (acc *accumulator) appendVector(out *types.Vec, g int) {
 		if acc.call.Func == plan.AggAvg {
 			x /= float64(acc.count[g])
 		}
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(x)))
+		if out.Type.Kind == types.HalfVec {
+			buf = binary.LittleEndian.AppendUint16(buf, types.Float32ToFloat16(float32(x)))
+		} else {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(x)))
+		}
 	}
 	out.AppendBytes(buf)
 }

@@ -272,6 +272,7 @@ var builtinTypes = []sysType{
 	{oid: 3802, name: "jsonb", sqlName: "jsonb", len: -1, category: 'U', array: 3807},
 	{oid: 4089, name: "regnamespace", sqlName: "regnamespace", len: 4, category: 'N', array: 4090},
 	{oid: types.OIDVector, name: "vector", sqlName: "vector", len: -1, category: 'U'},
+	{oid: types.OIDHalfVec, name: "halfvec", sqlName: "halfvec", len: -1, category: 'U'},
 }
 
 // allTypes is builtinTypes followed by their array types.
@@ -321,7 +322,7 @@ func formatType(oid uint32, typmod int64) string {
 			if typmod >= 4 {
 				base += "(" + strconv.FormatInt(typmod-4, 10) + ")"
 			}
-		case "vector":
+		case "vector", "halfvec":
 			base += "(" + strconv.FormatInt(typmod, 10) + ")"
 		}
 	}

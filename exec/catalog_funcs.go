@@ -331,8 +331,8 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "array_upper", "array_lower":
 		t := f.fn.Args[0].Type()
 		val := f.vals[0].GetBytes(i)
-		if t.Kind == types.Vector {
-			t = types.TensorOf(types.DTFloat32, len(val)/4)
+		if t.IsVector() {
+			t = types.TensorOf(types.DTFloat32, len(val)/t.VectorElemSize())
 		}
 		l, ok := types.ArrayLength(t, val, int(f.vals[1].Ints[i]))
 		switch {

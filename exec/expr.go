@@ -320,8 +320,8 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 				continue
 			}
 			switch {
-			case op == plan.OpVectorDims || t.Kind == types.Vector && op == plan.OpCardinality:
-				out.AppendInt(int64(len(x.GetBytes(i)) / 4))
+			case op == plan.OpVectorDims || t.IsVector() && op == plan.OpCardinality:
+				out.AppendInt(int64(len(x.GetBytes(i)) / t.VectorElemSize()))
 			case op == plan.OpCardinality:
 				out.AppendInt(int64(types.Cardinality(t, x.GetBytes(i))))
 			default:
@@ -331,8 +331,8 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 					continue
 				}
 				tt := t
-				if t.Kind == types.Vector {
-					tt = types.TensorOf(types.DTFloat32, len(x.GetBytes(i))/4)
+				if t.IsVector() {
+					tt = types.TensorOf(types.DTFloat32, len(x.GetBytes(i))/t.VectorElemSize())
 				}
 				if l, ok := types.ArrayLength(tt, x.GetBytes(i), int(d.Ints[i])); ok {
 					out.AppendInt(int64(l))
@@ -708,13 +708,22 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 	case from.Phys() == types.PhysBytes && to.Phys() == types.PhysBytes && sameLayout(from, to):
 		v := x.GetBytes(i)
 		if want := fixedBytes(to); want >= 0 && len(v) != want {
-			return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", fixedDims(to), len(v)/4)
+			esize := 4
+			if to.Kind == types.HalfVec {
+				esize = 2
+			}
+			return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", fixedDims(to), len(v)/esize)
 		}
 		out.AppendBytes(v)
 		return nil
 	}
-	// Remaining conversions (tensor dtype changes) go through the text form.
+	// Remaining conversions (tensor dtype changes, halfvec from and to
+	// vector and tensors) go through the text form; a one-dimensional
+	// tensor's {...} reads as a vector's [...].
 	c.buf = types.AppendText(c.buf[:0], x, i)
+	if to.IsVector() && from.Kind == types.Tensor && len(c.buf) >= 2 && c.buf[0] == '{' {
+		c.buf[0], c.buf[len(c.buf)-1] = '[', ']'
+	}
 	return types.AppendParsed(out, string(c.buf))
 }
 
@@ -734,7 +743,7 @@ func sameLayout(from, to types.Type) bool {
 }
 
 func fixedDims(t types.Type) int {
-	if t.Kind == types.Vector {
+	if t.IsVector() {
 		return t.Width
 	}
 	if t.Kind == types.Tensor {
@@ -745,11 +754,11 @@ func fixedDims(t types.Type) int {
 
 func fixedBytes(t types.Type) int {
 	switch t.Kind {
-	case types.Vector:
+	case types.Vector, types.HalfVec:
 		if t.Width == 0 {
 			return -1
 		}
-		return t.Width * 4
+		return t.Width * t.VectorElemSize()
 	case types.Tensor:
 		if n := t.FixedElems(); n >= 0 {
 			return n * t.DType.Size()

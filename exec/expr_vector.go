@@ -23,8 +23,16 @@ type vectorArg struct {
 // arg's scratch when the bytes are not aligned for float32.
 func (a *vectorArg) row(v *types.Vec, i int) []float32 {
 	b := v.Bytes.Get(i)
-	if a.t.Kind == types.Tensor {
+	switch a.t.Kind {
+	case types.Tensor:
 		a.dims, b = types.TensorDims(a.t, b, a.dims)
+	case types.HalfVec:
+		s := a.scratch[:0]
+		for k := 0; k+2 <= len(b); k += 2 {
+			s = append(s, types.Float16ToFloat32(binary.LittleEndian.Uint16(b[k:])))
+		}
+		a.scratch = s
+		return s
 	}
 	return floatsOf(b, &a.scratch)
 }
@@ -100,7 +108,7 @@ func (v *vectorEval) eval(b *types.Batch) (*types.Vec, error) {
 			out.AppendFloat(math.Sqrt(float64(dotF32(p, p))))
 			continue
 		case plan.OpL2Normalize:
-			v.scaled = appendNormalized(v.scaled[:0], p)
+			v.scaled = appendNormalized(v.scaled[:0], p, v.call.Typ.Kind == types.HalfVec)
 			out.AppendBytes(v.scaled)
 			continue
 		}
@@ -141,14 +149,18 @@ func cosineDistance(p, q []float32) float64 {
 }
 
 // appendNormalized appends p scaled to unit length (p itself when its norm
-// is 0), as little-endian float32s.
-func appendNormalized(dst []byte, p []float32) []byte {
+// is 0), as little-endian float32s, or halves.
+func appendNormalized(dst []byte, p []float32, half bool) []byte {
 	norm := math.Sqrt(float64(dotF32(p, p)))
 	for _, f := range p {
 		if norm > 0 {
 			f = float32(float64(f) / norm)
 		}
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+		if half {
+			dst = binary.LittleEndian.AppendUint16(dst, types.Float32ToFloat16(f))
+		} else {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+		}
 	}
 	return dst
 }

@@ -262,7 +262,7 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 				if tt.category == 'A' {
 					dataType = "ARRAY"
 				}
-				if col.Type.Kind == types.Vector {
+				if col.Type.IsVector() {
 					dataType = "USER-DEFINED"
 				}
 				var maxLen, octets, prec, radix, scale any

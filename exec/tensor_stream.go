@@ -94,8 +94,11 @@ func newTensorCol(name string, t types.Type) *tensorCol {
 		c.dtype = types.DTFloat32
 	case types.Float8:
 		c.dtype = types.DTFloat64
-	case types.Vector:
+	case types.Vector, types.HalfVec:
 		c.dtype = types.DTFloat32
+		if t.Kind == types.HalfVec {
+			c.dtype = types.DTFloat16
+		}
 		if t.Width > 0 {
 			c.dims = []uint32{uint32(t.Width)}
 		} else {
@@ -176,9 +179,9 @@ func (c *tensorCol) add(r int, null, b bool, n int64, f float64, bs []byte) {
 	case tensorKindRagged:
 		if !null {
 			var data []byte
-			if c.typ.Kind == types.Vector {
+			if c.typ.IsVector() {
 				data = bs
-				c.shapes = binary.LittleEndian.AppendUint32(c.shapes, uint32(len(bs)/4))
+				c.shapes = binary.LittleEndian.AppendUint32(c.shapes, uint32(len(bs)/c.size))
 			} else {
 				c.dimScratch, data = types.TensorDims(c.typ, bs, c.dimScratch)
 				for _, d := range c.dimScratch {
@@ -208,7 +211,7 @@ func (c *tensorCol) addFixed(null, b bool, n int64, f float64, bs []byte) {
 	}
 	le := binary.LittleEndian
 	switch c.typ.Kind {
-	case types.Vector, types.Tensor:
+	case types.Vector, types.HalfVec, types.Tensor:
 		if len(bs) > width {
 			bs = bs[:width]
 		}

@@ -148,6 +148,8 @@ func declaredParam(oid uint32) (paramSpec, error) {
 		return paramSpec{typ: types.TypUnknown}, nil
 	case types.OIDVector:
 		return paramSpec{oid: oid, typ: types.VectorOf(0)}, nil
+	case types.OIDHalfVec:
+		return paramSpec{oid: oid, typ: types.HalfVecOf(0)}, nil
 	}
 	for _, t := range []types.Type{types.TypBool, types.TypBytea, types.TypInt8, types.TypInt2, types.TypInt4,
 		types.TypText, types.TypJSON, types.TypFloat4, types.TypFloat8, {Kind: types.Varchar}, types.TypJSONB} {

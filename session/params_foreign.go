@@ -62,14 +62,14 @@ func foreignText(oid uint32, format int16, val []byte, target types.Type) ([]byt
 		if err := types.ValidUTF8(val); err != nil {
 			return nil, err
 		}
-		if isArray && target.Kind == types.Vector && len(val) >= 2 && val[0] == '{' && val[len(val)-1] == '}' {
+		if isArray && target.IsVector() && len(val) >= 2 && val[0] == '{' && val[len(val)-1] == '}' {
 			out := append([]byte{'['}, val[1:len(val)-1]...)
 			return append(out, ']'), nil
 		}
 		return val, nil
 	}
 	if isArray {
-		return arrayText(val, elem, target.Kind == types.Vector)
+		return arrayText(val, elem, target.IsVector())
 	}
 	return scalarText(nil, oid, val)
 }

@@ -637,8 +637,8 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 		if err := nargs(want); err != nil {
 			return nil, err
 		}
-		k := args[0].Type().Kind
-		if (k != types.Tensor && k != types.Vector) || (f.Name == "vector_dims" && k != types.Vector) {
+		at := args[0].Type()
+		if (at.Kind != types.Tensor && !at.IsVector()) || (f.Name == "vector_dims" && !at.IsVector()) {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, args[0].Type())
 		}
 		op := map[string]plan.Op{"cardinality": plan.OpCardinality, "array_length": plan.OpArrayLength, "vector_dims": plan.OpVectorDims}[f.Name]
@@ -760,22 +760,22 @@ func (a *aggContext) add(fn plan.AggFunc, f *FuncCall) (plan.Expr, error) {
 				call.Typ = types.TypInt8
 			case at.Kind == types.Float4 || at.Kind == types.Float8:
 				call.Typ = at
-			case at.Kind == types.Vector:
-				call.Typ = types.VectorOf(0)
+			case at.IsVector():
+				call.Typ = types.Type{Kind: at.Kind}
 			default:
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function sum(%s) does not exist", at)
 			}
 		case plan.AggAvg:
 			switch {
-			case at.Kind == types.Vector:
-				call.Typ = types.VectorOf(0)
+			case at.IsVector():
+				call.Typ = types.Type{Kind: at.Kind}
 			case !at.IsNumeric():
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function avg(%s) does not exist", at)
 			default:
 				call.Typ = types.TypFloat8
 			}
 		case plan.AggMin, plan.AggMax:
-			if at.Kind == types.Tensor || at.Kind == types.Vector || at.Kind == types.JSON {
+			if at.Kind == types.Tensor || at.IsVector() || at.Kind == types.JSON {
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, at)
 			}
 			call.Typ = at
@@ -857,6 +857,8 @@ func pgTypeName(t types.Type) string {
 		return "varchar"
 	case types.Vector:
 		return "vector"
+	case types.HalfVec:
+		return "halfvec"
 	case types.Tensor:
 		return t.DType.String()
 	}

@@ -205,7 +205,7 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 				idx = len(exprs) - 1
 			}
 		}
-		if t := exprs[idx].Type(); t.Kind == types.Tensor || t.Kind == types.Vector || t.Kind == types.JSON {
+		if t := exprs[idx].Type(); t.Kind == types.Tensor || t.IsVector() || t.Kind == types.JSON {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "could not identify an ordering operator for type %s", t)
 		}
 		nullsFirst := o.Desc
@@ -712,7 +712,7 @@ func BindCreateTable(cat Catalog, s *CreateTable) (*storage.TableDesc, error) {
 	for _, idx := range t.PrimaryKey {
 		c := &t.Columns[idx]
 		c.NotNull = true
-		if k := c.Type.Kind; k == types.Tensor || k == types.Vector || k == types.JSON {
+		if k := c.Type.Kind; k == types.Tensor || c.Type.IsVector() || k == types.JSON {
 			return nil, pgerror.Newf(pgerror.UndefinedObject, "data type %s has no default operator class for access method \"btree\"", c.Type)
 		}
 	}

@@ -374,7 +374,7 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		return types.TypJSON, false, nil
 	case "jsonb":
 		return types.TypJSONB, false, nil
-	case "vector":
+	case "vector", "halfvec":
 		if len(mods) > 1 {
 			return t, false, pgerror.New(pgerror.InvalidParameterValue, "invalid type modifier")
 		}
@@ -382,11 +382,14 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		if len(mods) == 1 {
 			dim = mods[0]
 			if dim < 1 {
-				return t, false, pgerror.New(pgerror.InvalidParameterValue, "dimensions for type vector must be at least 1")
+				return t, false, pgerror.Newf(pgerror.InvalidParameterValue, "dimensions for type %s must be at least 1", name)
 			}
 			if dim > 16000 {
-				return t, false, pgerror.New(pgerror.InvalidParameterValue, "dimensions for type vector cannot exceed 16000")
+				return t, false, pgerror.Newf(pgerror.InvalidParameterValue, "dimensions for type %s cannot exceed 16000", name)
 			}
+		}
+		if name == "halfvec" {
+			return types.HalfVecOf(dim), false, nil
 		}
 		return types.VectorOf(dim), false, nil
 	case "timestamp", "timestamptz", "date", "time", "uuid", "interval":

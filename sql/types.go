@@ -65,7 +65,7 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	if c, ok := e.(*plan.Const); ok && c.Param != nil && c.Typ.Kind == types.Unknown {
 		return inferParam(c, t)
 	}
-	if c, ok := e.(*plan.Const); ok && c.Array && t.Kind == types.Vector {
+	if c, ok := e.(*plan.Const); ok && c.Array && t.IsVector() {
 		e = arrayAsVector(c)
 	}
 	if c, ok := e.(*plan.Const); ok && c.Null {
@@ -117,7 +117,7 @@ func canCast(s, t types.Type) bool {
 	if s.Kind == t.Kind && s.Kind != types.Tensor {
 		return true // a modifier change: varchar(n), vector(n)
 	}
-	if isFloat32Vec(s) && isFloat32Vec(t) {
+	if (isFloat32Vec(s) || s.Kind == types.HalfVec) && (isFloat32Vec(t) || t.Kind == types.HalfVec) {
 		return true
 	}
 	if s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape) {

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"slices"
+
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
@@ -21,15 +23,21 @@ var distanceFuncs = map[string]plan.Op{
 }
 
 // isVectorType reports whether values of t are vectors for the distance
-// operators: vector, or a float32 tensor of one dimension.
+// operators: vector, halfvec, or a float32 tensor of one dimension.
 func isVectorType(t types.Type) bool {
 	switch t.Kind {
-	case types.Vector:
+	case types.Vector, types.HalfVec:
 		return true
 	case types.Tensor:
 		return t.DType == types.DTFloat32 && len(t.Shape) == 1
 	}
 	return false
+}
+
+// vectorsMatch reports whether a distance between l and r exists: halfvec
+// pairs with halfvec only, as in pgvector; vector and float32 tensors mix.
+func vectorsMatch(l, r types.Type) bool {
+	return (l.Kind == types.HalfVec) == (r.Kind == types.HalfVec)
 }
 
 // vectorOperands types an untyped literal by the other operand (a vector
@@ -38,8 +46,11 @@ func isVectorType(t types.Type) bool {
 // that both are vectors. what names the operator or function for errors.
 func vectorOperands(l, r plan.Expr, what func() error) (plan.Expr, plan.Expr, error) {
 	anyLen := func(t types.Type) types.Type {
-		if t.Kind == types.Tensor {
+		switch t.Kind {
+		case types.Tensor:
 			return types.TensorOf(types.DTFloat32, types.Ragged)
+		case types.HalfVec:
+			return types.HalfVecOf(0)
 		}
 		return types.VectorOf(0)
 	}
@@ -51,7 +62,7 @@ func vectorOperands(l, r plan.Expr, what func() error) (plan.Expr, plan.Expr, er
 	case isUnknown(r) && isVectorType(l.Type()):
 		r = castExpr(r, anyLen(l.Type()))
 	}
-	if !isVectorType(l.Type()) || !isVectorType(r.Type()) {
+	if !isVectorType(l.Type()) || !isVectorType(r.Type()) || !vectorsMatch(l.Type(), r.Type()) {
 		return nil, nil, what()
 	}
 	return l, r, nil
@@ -97,12 +108,16 @@ func vectorFunc(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		}
 		return &plan.Call{Op: o, Args: []plan.Expr{l, r}, Typ: types.TypFloat8}, true, nil
 	}
+	// vector_norm takes a vector, l2_norm a halfvec, l2_normalize either.
 	var o plan.Op
+	kinds := []types.Kind{types.Vector}
 	switch name {
 	case "vector_norm":
 		o = plan.OpVectorNorm
+	case "l2_norm":
+		o, kinds = plan.OpVectorNorm, []types.Kind{types.HalfVec}
 	case "l2_normalize":
-		o = plan.OpL2Normalize
+		o, kinds = plan.OpL2Normalize, []types.Kind{types.Vector, types.HalfVec}
 	default:
 		return nil, false, nil
 	}
@@ -111,15 +126,15 @@ func vectorFunc(name string, args []plan.Expr) (plan.Expr, bool, error) {
 	}
 	x := args[0]
 	if isUnknown(x) {
-		x = castExpr(x, types.VectorOf(0))
+		x = castExpr(x, types.Type{Kind: kinds[0]})
 	}
-	if x.Type().Kind != types.Vector {
+	if !slices.Contains(kinds, x.Type().Kind) {
 		return nil, true, noFunc()
 	}
 	if o == plan.OpVectorNorm {
 		return &plan.Call{Op: o, Args: []plan.Expr{x}, Typ: types.TypFloat8}, true, nil
 	}
-	return &plan.Call{Op: o, Args: []plan.Expr{x}, Typ: types.VectorOf(0)}, true, nil
+	return &plan.Call{Op: o, Args: []plan.Expr{x}, Typ: types.Type{Kind: x.Type().Kind}}, true, nil
 }
 
 // opTypeName is a type as PostgreSQL names it in "operator does not exist"
@@ -128,6 +143,8 @@ func opTypeName(t types.Type) string {
 	switch t.Kind {
 	case types.Vector:
 		return "vector"
+	case types.HalfVec:
+		return "halfvec"
 	case types.Varchar:
 		return "character varying"
 	}

@@ -132,6 +132,8 @@ func kindCode(k types.Kind) byte {
 		return 12
 	case types.Tensor:
 		return 13
+	case types.HalfVec:
+		return 14
 	}
 	return 0
 }
@@ -178,13 +180,14 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 8
 	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB:
 		s.layout = layoutVar
-	case types.Vector:
+	case types.Vector, types.HalfVec:
 		s.layout = layoutVar
 		if t.Width > 0 {
-			if t.Width > maxColChunkValues/4 {
+			size := t.VectorElemSize()
+			if t.Width > maxColChunkValues/size {
 				return s, false
 			}
-			s.layout, s.width = layoutFixed, 4*t.Width
+			s.layout, s.width = layoutFixed, size*t.Width
 		}
 	case types.Tensor:
 		s.dtype, s.elem, s.ndims = dtypeCode(t.DType), t.DType.Size(), len(t.Shape)

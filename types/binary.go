@@ -47,6 +47,8 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return append(append(dst, 1), v.Bytes.Get(i)...)
 	case Vector:
 		return appendVectorSend(dst, v.Bytes.Get(i))
+	case HalfVec:
+		return appendHalfVecSend(dst, v.Bytes.Get(i))
 	case Tensor:
 		return c.appendTensorSend(dst, v.Type, v.Bytes.Get(i))
 	}
@@ -62,6 +64,19 @@ func appendVectorSend(dst, val []byte) []byte {
 	dst = append(dst, 0, 0)
 	for k := 0; k < dim; k++ {
 		dst = binary.BigEndian.AppendUint32(dst, binary.LittleEndian.Uint32(val[4*k:]))
+	}
+	return dst
+}
+
+// appendHalfVecSend appends pgvector's binary form of the halfvec value
+// val (little-endian halves): int16 dimensions, int16 0, big-endian
+// halves.
+func appendHalfVecSend(dst, val []byte) []byte {
+	dim := len(val) / 2
+	dst = binary.BigEndian.AppendUint16(dst, uint16(dim))
+	dst = append(dst, 0, 0)
+	for k := 0; k < dim; k++ {
+		dst = binary.BigEndian.AppendUint16(dst, binary.LittleEndian.Uint16(val[2*k:]))
 	}
 	return dst
 }

@@ -76,7 +76,7 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 			return pgerror.Newf(pgerror.InvalidBinaryRepresentation, "unsupported jsonb version number %d", b[0])
 		}
 		return AppendParsedBytes(v, b[1:])
-	case Vector:
+	case Vector, HalfVec:
 		return c.appendVectorRecv(v, b)
 	case Tensor:
 		return c.appendTensorRecv(v, b)
@@ -87,38 +87,47 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 	return nil
 }
 
-// appendVectorRecv decodes pgvector's binary form: int16 dim, int16 unused
-// (0), dim float4.
+// appendVectorRecv decodes pgvector's binary form of a vector or halfvec:
+// int16 dim, int16 unused (0), dim big-endian float4s or halves.
 func (c *BinaryCodec) appendVectorRecv(v *Vec, b []byte) error {
 	if len(b) < 4 {
 		return errShortValue
 	}
+	name := vectorName(v.Type)
 	dim := int(int16(binary.BigEndian.Uint16(b)))
 	unused := int16(binary.BigEndian.Uint16(b[2:]))
 	switch {
 	case dim < 1:
-		return pgerror.New(pgerror.DataException, "vector must have at least 1 dimension")
+		return pgerror.Newf(pgerror.DataException, "%s must have at least 1 dimension", name)
 	case dim > MaxVectorDims:
-		return pgerror.Newf(pgerror.ProgramLimitExceeded, "vector cannot have more than %d dimensions", MaxVectorDims)
+		return pgerror.Newf(pgerror.ProgramLimitExceeded, "%s cannot have more than %d dimensions", name, MaxVectorDims)
 	case v.Type.Width > 0 && dim != v.Type.Width:
 		return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", v.Type.Width, dim)
 	case unused != 0:
 		return pgerror.Newf(pgerror.InvalidParameterValue, "expected unused to be 0, not %d", unused)
 	}
-	if err := fixedSize(b[4:], 4*dim); err != nil {
+	size := v.Type.VectorElemSize()
+	if err := fixedSize(b[4:], size*dim); err != nil {
 		return err
 	}
 	c.elems = c.elems[:0]
 	for i := 0; i < dim; i++ {
-		bits := binary.BigEndian.Uint32(b[4+4*i:])
-		f := math.Float32frombits(bits)
-		if math.IsNaN(float64(f)) {
-			return pgerror.New(pgerror.DataException, "NaN not allowed in vector")
+		var f float64
+		if size == 2 {
+			h := binary.BigEndian.Uint16(b[4+2*i:])
+			f = float64(Float16ToFloat32(h))
+			c.elems = binary.LittleEndian.AppendUint16(c.elems, h)
+		} else {
+			bits := binary.BigEndian.Uint32(b[4+4*i:])
+			f = float64(math.Float32frombits(bits))
+			c.elems = binary.LittleEndian.AppendUint32(c.elems, bits)
 		}
-		if math.IsInf(float64(f), 0) {
-			return pgerror.New(pgerror.DataException, "infinite value not allowed in vector")
+		if math.IsNaN(f) {
+			return pgerror.Newf(pgerror.DataException, "NaN not allowed in %s", name)
 		}
-		c.elems = binary.LittleEndian.AppendUint32(c.elems, bits)
+		if math.IsInf(f, 0) {
+			return pgerror.Newf(pgerror.DataException, "infinite value not allowed in %s", name)
+		}
 	}
 	v.AppendBytes(c.elems)
 	return nil

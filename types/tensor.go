@@ -313,10 +313,44 @@ func AppendVectorText(dst []byte, val []byte) []byte {
 // beyond float32, 22000 for a dimension mismatch, an empty vector, NaN or
 // an infinite element, 54000 above MaxVectorDims.
 func AppendVectorParsed(dst []byte, dim int, s string) ([]byte, error) {
+	return appendVectorParsed(dst, dim, s, false)
+}
+
+// AppendHalfVecParsed is AppendVectorParsed for halfvec: the elements are
+// appended as IEEE binary16, and one beyond its range is 22003.
+func AppendHalfVecParsed(dst []byte, dim int, s string) ([]byte, error) {
+	return appendVectorParsed(dst, dim, s, true)
+}
+
+// AppendHalfVecText appends the halfvec value val as pgvector prints it.
+func AppendHalfVecText(dst []byte, val []byte) []byte {
+	dst = append(dst, '[')
+	for i := 0; i+2 <= len(val); i += 2 {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendFloat4(dst, Float16ToFloat32(binary.LittleEndian.Uint16(val[i:])))
+	}
+	return append(dst, ']')
+}
+
+// vectorName is the SQL name of a vector type, for errors.
+func vectorName(t Type) string {
+	if t.Kind == HalfVec {
+		return "halfvec"
+	}
+	return "vector"
+}
+
+func appendVectorParsed(dst []byte, dim int, s string, half bool) ([]byte, error) {
+	name := "vector"
+	if half {
+		name = "halfvec"
+	}
 	start := len(dst)
 	fail := func(err error) ([]byte, error) { return dst[:start], err }
 	bad := func() ([]byte, error) {
-		return fail(pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid input syntax for type vector: \"%s\"", s))
+		return fail(pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, s))
 	}
 	t := strings.TrimSpace(s)
 	if len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
@@ -324,7 +358,7 @@ func AppendVectorParsed(dst []byte, dim int, s string) ([]byte, error) {
 	}
 	body := strings.TrimSpace(t[1 : len(t)-1])
 	if body == "" {
-		return fail(pgerror.New(pgerror.DataException, "vector must have at least 1 dimension"))
+		return fail(pgerror.Newf(pgerror.DataException, "%s must have at least 1 dimension", name))
 	}
 	n := 0
 	for body != "" {
@@ -346,17 +380,25 @@ func AppendVectorParsed(dst []byte, dim int, s string) ([]byte, error) {
 		case err != nil && !math.IsInf(f, 0):
 			return bad()
 		case err != nil || (f == 0 && hasNonZeroMantissa(elem)):
-			return fail(pgerror.Newf(pgerror.NumericValueOutOfRange, "\"%s\" is out of range for type vector", elem))
+			return fail(pgerror.Newf(pgerror.NumericValueOutOfRange, "\"%s\" is out of range for type %s", elem, name))
 		case math.IsNaN(f):
-			return fail(pgerror.New(pgerror.DataException, "NaN not allowed in vector"))
+			return fail(pgerror.Newf(pgerror.DataException, "NaN not allowed in %s", name))
 		case math.IsInf(f, 0):
-			return fail(pgerror.New(pgerror.DataException, "infinite value not allowed in vector"))
+			return fail(pgerror.Newf(pgerror.DataException, "infinite value not allowed in %s", name))
 		}
 		n++
 		if n > MaxVectorDims {
-			return fail(pgerror.Newf(pgerror.ProgramLimitExceeded, "vector cannot have more than %d dimensions", MaxVectorDims))
+			return fail(pgerror.Newf(pgerror.ProgramLimitExceeded, "%s cannot have more than %d dimensions", name, MaxVectorDims))
 		}
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f)))
+		if half {
+			h := Float32ToFloat16(float32(f))
+			if h&0x7fff == 0x7c00 {
+				return fail(pgerror.Newf(pgerror.NumericValueOutOfRange, "\"%s\" is out of range for type halfvec", elem))
+			}
+			dst = binary.LittleEndian.AppendUint16(dst, h)
+		} else {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f)))
+		}
 	}
 	if dim > 0 && n != dim {
 		return fail(pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", dim, n))

@@ -29,6 +29,8 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 		return AppendByteaText(dst, v.Bytes.Get(i))
 	case Vector:
 		return AppendVectorText(dst, v.Bytes.Get(i))
+	case HalfVec:
+		return AppendHalfVecText(dst, v.Bytes.Get(i))
 	case Tensor:
 		return AppendTensorText(dst, v.Type, v.Bytes.Get(i))
 	}
@@ -97,6 +99,8 @@ func AppendParsed(v *Vec, s string) error {
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendByteaParsed(dst, s) })
 	case Vector:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendVectorParsed(dst, v.Type.Width, s) })
+	case HalfVec:
+		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendHalfVecParsed(dst, v.Type.Width, s) })
 	case Tensor:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendTensorParsed(dst, v.Type, s) })
 	default:

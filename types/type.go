@@ -42,6 +42,10 @@ const (
 	// Void is the result type of functions that return nothing
 	// (pg_sleep); its only text form is empty.
 	Void
+	// HalfVec is pgvector's halfvec: a vector of IEEE half-precision
+	// elements, held as little-endian binary16. (Kinds are stored in
+	// table descriptors: new ones go last.)
+	HalfVec
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -87,6 +91,20 @@ var (
 
 // VectorOf returns vector(dim).
 func VectorOf(dim int) Type { return Type{Kind: Vector, Width: dim} }
+
+// HalfVecOf returns halfvec(dim).
+func HalfVecOf(dim int) Type { return Type{Kind: HalfVec, Width: dim} }
+
+// IsVector reports whether t is vector or halfvec.
+func (t Type) IsVector() bool { return t.Kind == Vector || t.Kind == HalfVec }
+
+// VectorElemSize is the bytes per element of a vector or halfvec value.
+func (t Type) VectorElemSize() int {
+	if t.Kind == HalfVec {
+		return 2
+	}
+	return 4
+}
 
 // TensorOf returns a tensor type with the given dtype and shape.
 func TensorOf(dt DType, shape ...int) Type { return Type{Kind: Tensor, DType: dt, Shape: shape} }
@@ -175,7 +193,7 @@ func (t Type) FixedElems() int {
 // ElemType returns the SQL scalar type of one tensor element as clients see
 // it (uint8 → int2, float16 → float4, ...), or float4 for a vector.
 func (t Type) ElemType() Type {
-	if t.Kind == Vector {
+	if t.IsVector() {
 		return TypFloat4
 	}
 	return t.DType.SQLType()
@@ -232,6 +250,11 @@ func (t Type) String() string {
 			return "vector(" + strconv.Itoa(t.Width) + ")"
 		}
 		return "vector"
+	case HalfVec:
+		if t.Width > 0 {
+			return "halfvec(" + strconv.Itoa(t.Width) + ")"
+		}
+		return "halfvec"
 	case Tensor:
 		var b strings.Builder
 		b.WriteString(t.DType.String())
@@ -279,6 +302,8 @@ const (
 	// OIDVector is deeplaked's fixed OID for pgvector's vector type (pgvector
 	// assigns one at CREATE EXTENSION time; clients look it up by name).
 	OIDVector uint32 = 16385
+	// OIDHalfVec is deeplaked's fixed OID for pgvector's halfvec type.
+	OIDHalfVec uint32 = 16390
 )
 
 // OID returns the PostgreSQL type OID clients see for t.
@@ -322,6 +347,8 @@ func (t Type) OID() uint32 {
 		return OIDChar
 	case Vector:
 		return OIDVector
+	case HalfVec:
+		return OIDHalfVec
 	case Tensor:
 		return t.DType.ArrayOID()
 	case Void:
@@ -356,7 +383,7 @@ func (t Type) Typmod() int32 {
 		if t.Width > 0 {
 			return int32(t.Width) + 4
 		}
-	case Vector:
+	case Vector, HalfVec:
 		if t.Width > 0 {
 			return int32(t.Width)
 		}
