@@ -1,12 +1,16 @@
 package hnsw
 
-import "math"
+import (
+	"math"
 
-// The kernels every distance goes through. They are function values so that
-// faster implementations (SIMD kernels) replace them in one line each.
+	"github.com/deeplaked/deeplaked/vector"
+)
+
+// The kernels every distance goes through (AVX2+FMA on amd64, portable Go
+// elsewhere), kept as function values so that each is swapped in one place.
 var (
-	l2sqKernel = l2sqGo
-	dotKernel  = dotGo
+	l2sqKernel = vector.L2Sq
+	dotKernel  = vector.Dot
 )
 
 // distFunc is an index's internal distance: smaller is nearer. It is the
@@ -36,43 +40,6 @@ func reported(m Metric, d float32) float32 {
 		return float32(math.Sqrt(float64(d)))
 	}
 	return d
-}
-
-func l2sqGo(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		d0 := a[i] - b[i]
-		d1 := a[i+1] - b[i+1]
-		d2 := a[i+2] - b[i+2]
-		d3 := a[i+3] - b[i+3]
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < len(a); i++ {
-		d := a[i] - b[i]
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func dotGo(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // normalize writes v/|v| into dst and reports whether v had a nonzero norm.

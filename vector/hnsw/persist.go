@@ -277,7 +277,7 @@ func Read(r io.Reader) (*Index, error) {
 			return nil, fmt.Errorf("%w: node %d holds NaN or infinity", ErrCorrupt, i)
 		}
 		if cfg.Metric == Cosine {
-			if s := dotGo(v, v); s < 0.999 || s > 1.001 {
+			if s := dotKernel(v, v); s < 0.999 || s > 1.001 {
 				return nil, fmt.Errorf("%w: node %d is not normalized", ErrCorrupt, i)
 			}
 		}

@@ -39,11 +39,15 @@ func (a *acceptor) ok(n uint32) bool {
 // whenever k accepted nodes are reachable, however selective the filter.
 //
 // NB: the cost grows as the filter narrows: a filter that passes a fraction
-// p of the nodes visits about ef/p nodes, each visit a distance computation
-// and a filter call. Once the graph walk has computed as many distances as
-// the index has nodes, Search stops walking and scans every node instead
-// (a filter call per node, a distance per accepted node), which is exact; a
-// search thus never costs more than about two brute-force passes.
+// p of the nodes needs about ef/p visits (a distance and a filter call each)
+// to collect ef matches, and in practice several times that before the walk
+// can stop. An exact scan costs a filter call per node and a distance per
+// match. So the walk estimates p from the nodes it has checked and switches
+// to the scan as soon as the walk's expected remaining cost exceeds the
+// scan's, and in any case once it has computed distances for half the
+// index. A selective filter thus costs about one pass of filter calls plus
+// p*n distances, and its answer is exact; a search never costs much more
+// than one brute-force pass.
 //
 // Search allocates nothing once its pooled scratch has warmed up; dst is
 // appended to and returned. It may run concurrently with Add and Delete.
@@ -80,15 +84,15 @@ func (x *Index) Search(q []float32, k, ef int, filter func(id uint64) bool, dst 
 	}
 
 	var acc *acceptor
-	budget := 0
+	scanN := 0
 	if filter != nil || x.nDeleted.Load() > 0 {
 		s.acc = acceptor{x: x, filter: filter}
 		acc = &s.acc
-		budget = int(x.n.Load()) / 2
+		scanN = int(x.n.Load())
 	}
 	s.reset(x.capNodes)
 	s.eps = append(s.eps[:0], cur)
-	if !x.searchLayer(s, x.dist, q, s.eps, ef, 0, acc, budget) {
+	if !x.searchLayer(s, x.dist, q, s.eps, ef, 0, acc, scanN) {
 		x.scan(s, q, k, acc)
 	}
 	res := s.sortResults()
@@ -137,9 +141,12 @@ func (x *Index) greedy(s *searcher, dist distFunc, q []float32, cur item, l int)
 // searchLayer is the paper's algorithm 2 on layer l: a best-first walk from
 // eps that leaves in s.res the ef nearest nodes the accept function passes
 // (all nodes for a nil acc). Nodes that fail it are walked through but not
-// kept, and the walk goes on until s.res holds ef of them. With budget > 0 the
-// walk gives up, returning false, after budget distance computations.
-func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item, ef, l int, acc *acceptor, budget int) bool {
+// kept, and the walk goes on until s.res holds ef of them.
+//
+// With scanN > 0 (the node count) the walk gives up, returning false, when
+// an exact scan of scanN nodes is expected to be cheaper than going on (see
+// Search).
+func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item, ef, l int, acc *acceptor, scanN int) bool {
 	s.cand, s.res = s.cand[:0], s.res[:0]
 	for _, e := range eps {
 		if s.visit(e.n) {
@@ -153,7 +160,7 @@ func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item,
 			}
 		}
 	}
-	evals := 0
+	evals, checked, accepted := 0, 0, 0
 	for len(s.cand) > 0 {
 		c := s.cand.pop()
 		if len(s.res) >= ef && c.d > s.res[0].d {
@@ -168,7 +175,9 @@ func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item,
 			evals++
 			if len(s.res) < ef || d < s.res[0].d {
 				s.cand.push(item{d, nb})
+				checked++
 				if acc == nil || acc.ok(nb) {
+					accepted++
 					s.res.push(item{d, nb})
 					if len(s.res) > ef {
 						s.res.pop()
@@ -176,11 +185,30 @@ func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item,
 				}
 			}
 		}
-		if budget > 0 && evals > budget {
+		if scanN > 0 && x.scanCheaper(scanN, evals, checked, accepted, ef-len(s.res)) {
 			return false
 		}
 	}
 	return true
+}
+
+// scanCheaper reports whether a filtered walk that has computed evals
+// distances, of which checked went through the filter and accepted passed it,
+// should give way to an exact scan of n nodes while it still lacks missing
+// matches. Costs are in distance computations: a filter call (with the node's
+// state) is taken to cost what 8 dimensions of a distance cost.
+func (x *Index) scanCheaper(n, evals, checked, accepted, missing int) bool {
+	if evals > n/2 {
+		return true
+	}
+	if missing <= 0 || checked < 64 {
+		return false
+	}
+	p := float64(accepted+1) / float64(checked+1)
+	filterCost := min(1, max(1.0/32, 8/float64(x.cfg.Dim)))
+	walk := 4 * float64(missing) / p
+	scan := float64(n) * (filterCost + p)
+	return walk > scan
 }
 
 // scan replaces s.res with the exact k nearest accepted nodes, computing a
