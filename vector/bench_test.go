@@ -18,24 +18,42 @@ import (
 
 var sinkF float32
 
-// measure runs run(b.N) as the benchmark, then again with the fallback
-// kernels, and reports GB/s and the ratio.
-func measure(b *testing.B, bytesPerOp int64, run func(n int)) time.Duration {
+// measure runs run(b.N) as the benchmark and, interleaved with it in ten
+// slices so that a noisy neighbour hits both alike, the same work on the
+// fallback kernels and, if ceiling is not nil, ceiling(b.N). It reports GB/s
+// of the dispatched kernels, x_fallback and of_ceiling.
+func measure(b *testing.B, bytesPerOp int64, run, ceiling func(n int)) {
 	b.SetBytes(bytesPerOp)
 	b.ReportAllocs()
 	b.ResetTimer()
-	run(b.N)
 	b.StopTimer()
-	fast := b.Elapsed()
 	saved := useAVX2
-	useAVX2 = false
-	start := time.Now()
-	run(b.N)
-	slow := time.Since(start)
-	useAVX2 = saved
+	defer func() { useAVX2 = saved }()
+	var fast, slow, ceil time.Duration
+	slice := max(1, b.N/10)
+	for done := 0; done < b.N; done += slice {
+		n := min(slice, b.N-done)
+		b.StartTimer()
+		start := time.Now()
+		run(n)
+		fast += time.Since(start)
+		b.StopTimer()
+		useAVX2 = false
+		start = time.Now()
+		run(n)
+		slow += time.Since(start)
+		useAVX2 = saved
+		if ceiling != nil {
+			start = time.Now()
+			ceiling(n)
+			ceil += time.Since(start)
+		}
+	}
 	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/fast.Seconds()/1e9, "GB/s")
 	b.ReportMetric(slow.Seconds()/fast.Seconds(), "x_fallback")
-	return fast
+	if ceiling != nil {
+		b.ReportMetric(ceil.Seconds()/fast.Seconds(), "of_ceiling")
+	}
 }
 
 func BenchmarkPairwise(b *testing.B) {
@@ -54,7 +72,7 @@ func BenchmarkPairwise(b *testing.B) {
 					for range n {
 						sinkF += k.f(x, y)
 					}
-				})
+				}, nil)
 			})
 		}
 	}
@@ -73,6 +91,10 @@ func BenchmarkBatch(b *testing.B) {
 		{"L2SqBytes", func(q, data []float32, dim int, out []float32) {
 			L2SqBatchBytes(q, bytesOf(data), dim, out)
 		}},
+		{"L2SqBytesUnaligned", func(q, data []float32, dim int, out []float32) {
+			// The rows one byte in: decoded through the stack buffer.
+			L2SqBatchBytes(q, bytesOf(data)[1:], dim, out[:len(out)-1])
+		}},
 	}
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, shape := range benchShapes {
@@ -81,36 +103,76 @@ func BenchmarkBatch(b *testing.B) {
 		out := make([]float32, rows)
 		for _, k := range kernels {
 			b.Run(fmt.Sprintf("%s/%dx%d", k.name, rows, dim), func(b *testing.B) {
-				fast := measure(b, int64(4*len(data)), func(n int) {
+				measure(b, int64(4*len(data)), func(n int) {
 					for range n {
 						k.f(q, data, dim, out)
 					}
+				}, func(n int) {
+					for range n {
+						sinkF += readAll(data)
+					}
 				})
-				start := time.Now()
-				for range b.N {
-					sinkF += readAll(data)
-				}
-				b.ReportMetric(time.Since(start).Seconds()/fast.Seconds(), "of_ceiling")
 			})
 		}
 	}
 }
 
-// BenchmarkBatchHalf measures halfvec rows (convert-then-compute in blocks).
+// BenchmarkPairwiseHalf measures halfvec pairs (2 bytes per value).
+func BenchmarkPairwiseHalf(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, dim := range []int{128, 768, 1536} {
+		x, y := make([]uint16, dim), make([]uint16, dim)
+		Float32sToFloat16s(x, randVec(r, dim))
+		Float32sToFloat16s(y, randVec(r, dim))
+		b.Run(fmt.Sprintf("L2Sq/dim=%d", dim), func(b *testing.B) {
+			measure(b, int64(4*dim), func(n int) {
+				for range n {
+					sinkF += L2SqHalf(x, y)
+				}
+			}, nil)
+		})
+	}
+}
+
+// BenchmarkBatchHalf measures halfvec rows against a float32 query.
 func BenchmarkBatchHalf(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 3))
 	rows, dim := 100_000, 128
 	q := randVec(r, dim)
 	data := make([]uint16, rows*dim)
 	Float32sToFloat16s(data, randVec(r, rows*dim))
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 2*len(data))
 	out := make([]float32, rows)
-	b.Run(fmt.Sprintf("L2Sq/%dx%d", rows, dim), func(b *testing.B) {
-		measure(b, int64(2*len(data)), func(n int) {
-			for range n {
-				L2SqBatchHalf(q, data, dim, out)
-			}
+	for _, k := range []struct {
+		name string
+		f    func()
+	}{
+		{"L2Sq", func() { L2SqBatchHalf(q, data, dim, out) }},
+		{"Cosine", func() { CosineDistanceBatchHalf(q, data, dim, out) }},
+		{"L2SqBytes", func() { L2SqBatchHalfBytes(q, raw, dim, out) }},
+	} {
+		b.Run(fmt.Sprintf("%s/%dx%d", k.name, rows, dim), func(b *testing.B) {
+			measure(b, int64(2*len(data)), func(n int) {
+				for range n {
+					k.f()
+				}
+			}, nil)
 		})
-	})
+	}
+}
+
+// BenchmarkConvert measures bulk float16 -> float32 conversion.
+func BenchmarkConvert(b *testing.B) {
+	src := make([]uint16, 1<<16)
+	for i := range src {
+		src[i] = uint16(i)
+	}
+	dst := make([]float32, len(src))
+	measure(b, int64(2*len(src)), func(n int) {
+		for range n {
+			Float16sToFloat32s(dst, src)
+		}
+	}, nil)
 }
 
 // BenchmarkReadCeiling is the plain read of the batch benchmarks' bytes.
@@ -123,7 +185,7 @@ func BenchmarkReadCeiling(b *testing.B) {
 				for range n {
 					sinkF += readAll(data)
 				}
-			})
+			}, nil)
 		})
 	}
 }
