@@ -57,8 +57,8 @@ func cmdGen(args []string) error {
 	fs.IntVar(&spec.Dim, "dim", 128, "dimensions")
 	fs.IntVar(&spec.Clusters, "clusters", 1000, "gaussian clusters")
 	fs.Uint64Var(&spec.Seed, "seed", 1, "random seed")
-	fs.Float64Var(&spec.Spread, "spread", 0.3, "standard deviation of a point around its cluster's centre (centres are N(0,1))")
-	fs.Float64Var(&spec.QueryNoise, "noise", 0.05, "standard deviation of a query around the data point it is drawn from")
+	fs.Float64Var(&spec.Spread, "spread", 0.5, "standard deviation of a point around its cluster's centre (centres are N(0,1))")
+	fs.Float64Var(&spec.QueryNoise, "noise", 0.5, "standard deviation of a query around the data point it is drawn from")
 	fs.Parse(args)
 	if *dir == "" {
 		return fmt.Errorf("gen: -dir is required")
