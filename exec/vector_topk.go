@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -162,6 +163,9 @@ func (o *vectorTopKOp) run() error {
 	if err != nil {
 		return err
 	}
+	if k < 0 {
+		k = math.MaxInt32
+	}
 	qv, err := o.env.foldConst(n.Query)
 	if err != nil {
 		return err
@@ -171,9 +175,136 @@ func (o *vectorTopKOp) run() error {
 		qa := vectorArg{t: n.Query.Type()}
 		q = slices.Clone(qa.row(qv, 0))
 	}
+	var all []hit
 	groups, err := o.env.Txn.RowGroups(n.Scan.Table)
 	if err != nil {
 		return err
+	}
+	if n.Index != nil && q != nil && k < math.MaxInt32 {
+		hits, rest, ok, err := o.indexSearch(q, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			all, groups = hits, rest
+		}
+	}
+	found, err := o.exact(groups, q, k)
+	if err != nil {
+		return err
+	}
+	all = append(all, found...)
+	slices.SortFunc(all, func(a, b hit) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	all = slices.CompactFunc(all, func(a, b hit) bool { return a.id == b.id })
+	if len(all) > k {
+		all = all[:k]
+	}
+	ids := make([]uint64, len(all))
+	for i, h := range all {
+		ids[i] = h.id
+	}
+	rows, _, err := o.env.Txn.FetchRows(n.Scan.Table, n.Scan.Cols, ids)
+	if err != nil {
+		return err
+	}
+	o.rows = rows
+	return nil
+}
+
+// indexSearch walks the hnsw index: the k nearest rows of the part of the
+// table its graph covers, as hits in the exact search's distance scale,
+// and the row groups left for the exact search. A filter is evaluated
+// first over its own columns, into the set of row ids the graph may
+// return. ok is false when the index cannot serve this snapshot.
+func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []storage.RowGroup, ok bool, err error) {
+	n := o.n
+	ef := 40
+	if o.env.Setting != nil {
+		if v, found := o.env.Setting("hnsw.ef_search"); found {
+			if x, err := strconv.Atoi(v); err == nil && x > 0 {
+				ef = x
+			}
+		}
+	}
+	var allow func(uint64) bool
+	if n.Search.Filter != nil {
+		pass, err := o.filterIDs()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		allow = func(id uint64) bool {
+			_, found := slices.BinarySearch(pass, id)
+			return found
+		}
+	}
+	res, rest, ok, err := o.env.Txn.IndexSearch(n.Scan.Table, n.Index.ID, q, k, ef, allow)
+	if err != nil || !ok {
+		return nil, nil, ok, err
+	}
+	hits = make([]hit, 0, len(res))
+	for _, r := range res {
+		d := r.Distance
+		if n.Op == plan.OpL2Distance {
+			d *= d // the exact search orders by the square
+		}
+		hits = append(hits, hit{dist: d, id: r.ID})
+	}
+	return hits, rest, true, nil
+}
+
+// filterIDs returns the ids of the rows that pass the search's filter,
+// ascending, from a scan of the filter's columns.
+func (o *vectorTopKOp) filterIDs() ([]uint64, error) {
+	n := o.n
+	pred, err := o.env.compile(n.Search.Filter)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search)})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	var ids []uint64
+	var rows []int
+	for {
+		if err := o.env.canceled(); err != nil {
+			return nil, err
+		}
+		b, bids, err := sc.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		p, err := pred.eval(b)
+		if err != nil {
+			return nil, err
+		}
+		rows = selectRows(rows[:0], p, b.Len())
+		for _, r := range rows {
+			ids = append(ids, bids[r])
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// exact computes the distance of every row of groups that passes the
+// filter, on one worker per CPU, and returns the k nearest.
+func (o *vectorTopKOp) exact(groups []storage.RowGroup, q []float32, k int) ([]hit, error) {
+	n := o.n
+	if len(groups) == 0 {
+		return nil, nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(groups))
 	if groups[len(groups)-1].Kind == storage.GroupOwn {
@@ -181,15 +312,13 @@ func (o *vectorTopKOp) run() error {
 		// may touch.
 		workers = 1
 	}
-	if k < 0 {
-		k = math.MaxInt32
-	}
 	ws := make([]*topKWorker, workers)
 	for i := range ws {
 		w := &topKWorker{o: o, q: q, heap: hitHeap{k: k}, arg: vectorArg{t: n.Search.Columns()[n.SearchCol].Type}}
 		if n.Search.Filter != nil {
+			var err error
 			if w.filter, err = o.env.compile(n.Search.Filter); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		ws[i] = w
@@ -213,32 +342,11 @@ func (o *vectorTopKOp) run() error {
 	var all []hit
 	for _, w := range ws {
 		if w.err != nil {
-			return w.err
+			return nil, w.err
 		}
 		all = append(all, w.heap.h...)
 	}
-	slices.SortFunc(all, func(a, b hit) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
-	if len(all) > k {
-		all = all[:k]
-	}
-	ids := make([]uint64, len(all))
-	for i, h := range all {
-		ids[i] = h.id
-	}
-	rows, _, err := o.env.Txn.FetchRows(n.Scan.Table, n.Scan.Cols, ids)
-	if err != nil {
-		return err
-	}
-	o.rows = rows
-	return nil
+	return all, nil
 }
 
 // topKWorker searches some of the row groups.

@@ -40,10 +40,15 @@ func (e *explainer) node(n Node, depth int) {
 			detail("Filter: %s", ExprText(n.Filter))
 		}
 	case *VectorTopK:
-		add("Vector Search on " + n.Scan.Table.Name)
 		col := n.Search.Columns()[n.SearchCol].Name
-		detail("Order By: (%s %s %s)", col, n.Op, ExprText(n.Query))
-		detail("Method: exact scan")
+		if n.Index != nil {
+			add("Index Scan using " + n.Index.Name + " on " + n.Scan.Table.Name)
+			detail("Order By: (%s %s %s)", col, n.Op, ExprText(n.Query))
+		} else {
+			add("Vector Search on " + n.Scan.Table.Name)
+			detail("Order By: (%s %s %s)", col, n.Op, ExprText(n.Query))
+			detail("Method: exact scan")
+		}
 		if n.Search.Filter != nil {
 			detail("Filter: %s", ExprText(n.Search.Filter))
 		}

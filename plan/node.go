@@ -357,6 +357,10 @@ type VectorTopK struct {
 	Op            Op
 	Query         Expr
 	Count, Offset Expr
+	// Index, when set, is the hnsw index on the column whose operator
+	// class orders by Op: the search walks its graph (hnsw.ef_search)
+	// instead of computing every row's distance.
+	Index *storage.IndexDesc
 }
 
 func (n *VectorTopK) Columns() []Column { return n.Scan.Columns() }

@@ -1,6 +1,11 @@
 package planner
 
-import "github.com/deeplaked/deeplaked/plan"
+import (
+	"strings"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
+)
 
 // vectorTopK turns `ORDER BY col <op> constant LIMIT k` over one table,
 // Limit(Sort(Project(Scan))) with the sort's single ascending key a
@@ -41,6 +46,7 @@ func vectorTopK(n plan.Node) plan.Node {
 	search, remap := narrow(scan, []plan.Expr{ref})
 	vt := &plan.VectorTopK{Scan: scan, Search: search, SearchCol: remap[ref.Idx], Op: call.Op, Query: q,
 		Count: lim.Count, Offset: lim.Offset}
+	vt.Index = indexFor(scan.Table, search.Cols[vt.SearchCol], call.Op)
 	p := *proj
 	p.Input = vt
 	l := *lim
@@ -68,4 +74,28 @@ func isConstant(e plan.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// opClassOps maps the suffix of a vector operator class to the distance
+// it orders by.
+var opClassOps = map[string]plan.Op{
+	"_l2_ops": plan.OpL2Distance, "_ip_ops": plan.OpNegInnerProduct,
+	"_cosine_ops": plan.OpCosineDistance, "_l1_ops": plan.OpL1Distance,
+}
+
+// indexFor returns an hnsw index of t on column col whose operator class
+// orders by op, or nil.
+func indexFor(t *storage.TableDesc, col int, op plan.Op) *storage.IndexDesc {
+	for i := range t.Indexes {
+		ix := &t.Indexes[i]
+		if ix.Column != col || ix.Method != "hnsw" {
+			continue
+		}
+		for suffix, o := range opClassOps {
+			if o == op && strings.HasSuffix(ix.OpClass, suffix) {
+				return ix
+			}
+		}
+	}
+	return nil
 }

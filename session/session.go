@@ -233,6 +233,34 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execRole(st, w)
 	case *sql.Explain:
 		return s.execExplain(st, s.catalog(), w)
+	case *sql.CreateIndex:
+		name, ix, err := sql.BindCreateIndex(db, st)
+		if err != nil {
+			return err
+		}
+		created, err := db.CreateIndex(ctx, st.Table, ix, st.IfNotExists)
+		if err != nil {
+			return err
+		}
+		if !created {
+			if err := s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", name); err != nil {
+				return err
+			}
+		}
+		return w.WriteComplete("CREATE INDEX")
+	case *sql.DropIndex:
+		for _, name := range st.Names {
+			dropped, err := db.DropIndex(name, st.IfExists)
+			if err != nil {
+				return err
+			}
+			if !dropped {
+				if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "index \"%s\" does not exist, skipping", name); err != nil {
+					return err
+				}
+			}
+		}
+		return w.WriteComplete("DROP INDEX")
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }

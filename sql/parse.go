@@ -120,6 +120,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCursorStmt(n)
 	case *pg.Node_ExplainStmt:
 		return convertExplain(s.ExplainStmt)
+	case *pg.Node_IndexStmt:
+		return convertCreateIndex(s.IndexStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }
@@ -413,6 +415,9 @@ func rangeName(rv *pg.RangeVar) (string, error) {
 }
 
 func convertDrop(d *pg.DropStmt) (Stmt, error) {
+	if d.RemoveType == pg.ObjectType_OBJECT_INDEX {
+		return convertDropIndex(d)
+	}
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return nil, unsupported("DROP " + strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}

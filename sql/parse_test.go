@@ -118,9 +118,9 @@ func TestParseExpressions(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for q, code := range map[string]pgerror.Code{
-		"SELEC 1":                 pgerror.SyntaxError,
-		"SELECT FROM WHERE":       pgerror.SyntaxError,
-		"CREATE INDEX i ON t (a)": pgerror.FeatureNotSupported,
+		"SELEC 1":                        pgerror.SyntaxError,
+		"SELECT FROM WHERE":              pgerror.SyntaxError,
+		"CREATE UNIQUE INDEX i ON t (a)": pgerror.FeatureNotSupported,
 		"SELECT * FROM generate_series(1, 2) WITH ORDINALITY":      pgerror.FeatureNotSupported,
 		"WITH d AS (DELETE FROM t RETURNING *) SELECT 1":           pgerror.FeatureNotSupported,
 		"CREATE TABLE t (a nosuchtype)":                            pgerror.UndefinedObject,

@@ -33,6 +33,8 @@ type TableDesc struct {
 	PrimaryKey []int
 	// Options are the storage parameters of CREATE TABLE ... WITH (...).
 	Options TableOptions
+	// Indexes are the table's vector indexes (see index.go).
+	Indexes []IndexDesc `json:",omitempty"`
 }
 
 // TableOptions are a table's storage parameters. Zero values mean the
@@ -169,7 +171,7 @@ func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err 
 	}
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if _, ok := db.tables[desc.Name]; ok {
+	if _, ok := db.tables[desc.Name]; ok || db.indexTable(desc.Name) != nil {
 		if ifNotExists {
 			return false, nil
 		}

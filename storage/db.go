@@ -94,6 +94,8 @@ type DB struct {
 	stop    chan struct{}
 	done    chan struct{}
 	closed  atomic.Bool
+	// bg counts background index work (vindex.go), which Close waits for.
+	bg sync.WaitGroup
 }
 
 // tableState is the in-memory state of one table.
@@ -110,6 +112,10 @@ type tableState struct {
 	// their commit sequence. Guarded by db.commitMu.
 	head, baseHead uint64
 	stamps         []verStamp
+	// vindexes holds the graphs of the table's hnsw indexes, by index
+	// ID, under vmu.
+	vmu      sync.Mutex
+	vindexes map[uint64]*vectorIndex
 }
 
 // pebbleLogger sends Pebble's log lines to slog.
@@ -187,6 +193,7 @@ func Open(opts Options) (*DB, error) {
 	}
 	go db.flushLoop()
 	db.maybeKick()
+	db.rebuildIndexes()
 	return db, nil
 }
 
@@ -198,6 +205,7 @@ func (db *DB) Close() error {
 	}
 	close(db.stop)
 	<-db.done
+	db.bg.Wait()
 	if err := db.releaseCounters(); err != nil {
 		db.log.Warn("storage: keeping reserved counter blocks", "err", err)
 	}

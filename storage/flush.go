@@ -209,6 +209,7 @@ func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, remov
 	}
 	db.commitSeq++
 	ts.setHead(v, db.commitSeq, db.minOpenSeq())
+	db.indexesCommitted(ts, op, added, removed, dropMarkers)
 	return nil
 }
 

@@ -1,0 +1,152 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// IndexDesc describes a vector index of a table: CREATE INDEX ... ON t
+// USING hnsw | ivfflat (column opclass) WITH (...). Index names share the
+// namespace of table names, as PostgreSQL's relations do.
+type IndexDesc struct {
+	ID     uint64
+	Name   string
+	Method string // "hnsw" or "ivfflat"
+	Column int
+	// OpClass is the operator class, which names the distance the index
+	// orders by: vector_l2_ops, vector_ip_ops, vector_cosine_ops,
+	// vector_l1_ops, and the halfvec_* ones.
+	OpClass string
+	// M and EfConstruction are hnsw's build parameters; Lists ivfflat's.
+	M              int `json:",omitempty"`
+	EfConstruction int `json:",omitempty"`
+	Lists          int `json:",omitempty"`
+}
+
+// indexTable returns the table holding the index name, or nil. Callers hold
+// db.catMu.
+func (db *DB) indexTable(name string) *tableState {
+	for _, ts := range db.byID {
+		for _, ix := range ts.desc.Indexes {
+			if ix.Name == name {
+				return ts
+			}
+		}
+	}
+	return nil
+}
+
+// IndexTable returns the descriptor of the table holding index name, or
+// nil when there is no such index.
+func (db *DB) IndexTable(name string) *TableDesc {
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	if ts := db.indexTable(name); ts != nil {
+		return ts.desc
+	}
+	return nil
+}
+
+// CreateIndex adds idx (its ID assigned here) to table. A relation of the
+// index's name is (false, nil) when ifNotExists and 42P07 otherwise. The
+// graph is built first, from the table's fragments as they are when the
+// build starts (rows flushed during it are added afterwards), without
+// holding the catalog; then the table's descriptor is replaced by a copy
+// holding the index: descriptors already handed out stay as they were.
+func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
+	check := func() (*tableState, bool, error) {
+		ts, ok := db.tables[table]
+		if !ok {
+			return nil, false, undefinedTable(table)
+		}
+		if _, clash := db.tables[idx.Name]; clash || db.indexTable(idx.Name) != nil {
+			if ifNotExists {
+				return nil, false, nil
+			}
+			return nil, false, pgerror.Newf(pgerror.DuplicateTable, "relation %q already exists", idx.Name)
+		}
+		if idx.Column < 0 || idx.Column >= len(ts.desc.Columns) {
+			return nil, false, assertf("index %q on column %d of %q", idx.Name, idx.Column, table)
+		}
+		return ts, true, nil
+	}
+	db.catMu.RLock()
+	ts, ok, err := check()
+	db.catMu.RUnlock()
+	if !ok {
+		return false, err
+	}
+	id, err := db.alloc(tableIDCounter, 1)
+	if err != nil {
+		return false, err
+	}
+	idx.ID = id
+	if err := db.buildIndex(ctx, ts, idx); err != nil {
+		return false, err
+	}
+	db.catMu.Lock()
+	defer db.catMu.Unlock()
+	if ts2, ok, err := check(); !ok || ts2 != ts {
+		ts.dropIndexState(id)
+		if err == nil && ok {
+			err = undefinedTable(table)
+		}
+		return false, err
+	}
+	desc := *ts.desc
+	desc.Indexes = append(slices.Clone(ts.desc.Indexes), idx)
+	if err := db.putDesc(&desc); err != nil {
+		ts.dropIndexState(id)
+		return false, err
+	}
+	ts.desc = &desc
+	return true, nil
+}
+
+// DropIndex removes the index name. A missing index is (false, nil) when
+// ifExists and 42704 otherwise; a table's name is 42809.
+func (db *DB) DropIndex(name string, ifExists bool) (bool, error) {
+	db.catMu.Lock()
+	defer db.catMu.Unlock()
+	ts := db.indexTable(name)
+	if ts == nil {
+		if _, ok := db.tables[name]; ok {
+			return false, pgerror.Newf(pgerror.WrongObjectType, "\"%s\" is not an index", name).
+				WithHint("Use DROP TABLE to remove a table.")
+		}
+		if ifExists {
+			return false, nil
+		}
+		return false, pgerror.Newf(pgerror.UndefinedObject, "index \"%s\" does not exist", name)
+	}
+	desc := *ts.desc
+	var id uint64
+	desc.Indexes = slices.DeleteFunc(slices.Clone(ts.desc.Indexes), func(ix IndexDesc) bool {
+		if ix.Name == name {
+			id = ix.ID
+		}
+		return ix.Name == name
+	})
+	if err := db.putDesc(&desc); err != nil {
+		return false, err
+	}
+	ts.desc = &desc
+	ts.dropIndexState(id)
+	return true, nil
+}
+
+// putDesc writes a table descriptor durably.
+func (db *DB) putDesc(desc *TableDesc) error {
+	data, err := json.Marshal(desc)
+	if err != nil {
+		return assertf("encoding descriptor of %q: %v", desc.Name, err)
+	}
+	if err := db.kv.Set(descKey(desc.Name), data, pebble.Sync); err != nil {
+		return ioErrorf(err, "writing the descriptor of %q", desc.Name)
+	}
+	return nil
+}

@@ -1,0 +1,349 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
+	"github.com/deeplaked/deeplaked/vector"
+	"github.com/deeplaked/deeplaked/vector/hnsw"
+)
+
+// vectorIndex is the in-memory state of an hnsw index: the graph over the
+// rows of the table's fragments, and which fragments it covers.
+//
+// A search uses the graph for the fragments that are both covered (every
+// row added) and live in its snapshot, skipping rows deleted in the
+// snapshot, and searches the rest of the table exactly (buffered rows,
+// fragments not covered yet, the txn's own rows). Graph nodes keep their
+// fragment (nodeFrag), so rows of a fragment the snapshot does not see are
+// never returned from the graph. Fragments flushed later are added in the
+// background; compaction moves rows between fragments without touching the
+// graph.
+type vectorIndex struct {
+	desc IndexDesc
+	typ  types.Type
+
+	graph *hnsw.Index
+
+	// mu guards the maps; searches hold it shared while they run.
+	mu       sync.RWMutex
+	nodeFrag map[uint64]uint64   // row id → fragment id
+	fragRows map[uint64][]uint64 // fragment id → its row ids in the graph
+	covered  map[uint64]bool     // fragments whose every row is in the graph
+	// adding serializes background additions of flushed fragments.
+	adding sync.Mutex
+}
+
+// indexMetric returns the graph metric of an operator class.
+func indexMetric(opclass string) (hnsw.Metric, bool) {
+	switch opclass {
+	case "vector_l2_ops", "halfvec_l2_ops":
+		return hnsw.L2, true
+	case "vector_ip_ops", "halfvec_ip_ops":
+		return hnsw.InnerProduct, true
+	case "vector_cosine_ops", "halfvec_cosine_ops":
+		return hnsw.Cosine, true
+	}
+	return 0, false
+}
+
+// newVectorIndex returns the empty state of index ix of t.
+func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
+	metric, ok := indexMetric(ix.OpClass)
+	if !ok || ix.Method != "hnsw" {
+		return nil, pgerror.Unimplementedf("%s indexes with %s are not supported yet", ix.Method, ix.OpClass)
+	}
+	typ := t.Columns[ix.Column].Type
+	g, err := hnsw.New(hnsw.Config{Dim: typ.Width, M: ix.M, EfConstruction: ix.EfConstruction, Metric: metric, Seed: ix.ID})
+	if err != nil {
+		return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
+	}
+	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
+		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
+}
+
+// buildIndex builds index ix of ts over the table's fragments, in
+// parallel, and installs it.
+func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc) error {
+	t := ts.desc
+	vi, err := newVectorIndex(t, ix)
+	if err != nil {
+		return err
+	}
+	snap := db.kv.NewSnapshot()
+	frags, err := db.liveFragments(snap, t)
+	snap.Close()
+	if err != nil {
+		return err
+	}
+	for _, f := range frags {
+		if err := db.addFragment(ctx, t, vi, f); err != nil {
+			return err
+		}
+	}
+	ts.vmu.Lock()
+	if ts.vindexes == nil {
+		ts.vindexes = make(map[uint64]*vectorIndex)
+	}
+	ts.vindexes[ix.ID] = vi
+	ts.vmu.Unlock()
+	return nil
+}
+
+// addFragment adds the rows of fragment f to vi's graph, in parallel, and
+// marks f covered.
+func (db *DB) addFragment(ctx context.Context, t *TableDesc, vi *vectorIndex, f *fragment) error {
+	vi.adding.Lock()
+	defer vi.adding.Unlock()
+	s := newScanner(db, t, ScanOptions{Cols: []int{vi.desc.Column}, Borrow: true})
+	defer s.Close()
+	s.sources = []scanSource{{frag: f, kind: srcFragment}}
+	dim := vi.typ.Width
+	var ids []uint64
+	var vecs []float32
+	for {
+		if err := ctx.Err(); err != nil {
+			return pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
+		}
+		b, bids, err := s.Next()
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		v := b.Cols[0]
+		for i, id := range bids {
+			val := v.Bytes.Get(i)
+			if v.Nulls[i] || len(val) != dim*vi.typ.VectorElemSize() || vi.graph.Contains(id) {
+				continue
+			}
+			ids = append(ids, id)
+			vecs = appendVector(vecs, vi.typ, val)
+		}
+	}
+	if err := vi.graph.AddBatch(ids, vecs, runtime.GOMAXPROCS(0)); err != nil {
+		return pgerror.Wrapf(err, pgerror.InternalError, "building index %q", vi.desc.Name)
+	}
+	vi.mu.Lock()
+	for _, id := range ids {
+		vi.nodeFrag[id] = f.ID
+	}
+	vi.fragRows[f.ID] = append(vi.fragRows[f.ID], ids...)
+	vi.covered[f.ID] = true
+	vi.mu.Unlock()
+	return nil
+}
+
+// appendVector appends the elements of a vector or halfvec value.
+func appendVector(dst []float32, t types.Type, val []byte) []float32 {
+	if t.Kind == types.HalfVec {
+		for k := 0; k+2 <= len(val); k += 2 {
+			dst = append(dst, vector.Float16ToFloat32(binary.LittleEndian.Uint16(val[k:])))
+		}
+		return dst
+	}
+	for k := 0; k+4 <= len(val); k += 4 {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(val[k:])))
+	}
+	return dst
+}
+
+// indexesCommitted updates the table's vector indexes after a commit of
+// fragments: a compaction's new fragment takes the graph rows of the
+// fragments it replaces (covered when they all were) and its dropped rows
+// leave the graph; a flushed fragment is added in the background. Called
+// with db.commitMu held: it only updates maps and starts goroutines.
+func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragment, dropped []uint64) {
+	ts.vmu.Lock()
+	vis := make([]*vectorIndex, 0, len(ts.vindexes))
+	for _, vi := range ts.vindexes {
+		vis = append(vis, vi)
+	}
+	ts.vmu.Unlock()
+	for _, vi := range vis {
+		if op == opCompact && len(added) <= 1 {
+			for _, id := range dropped {
+				vi.graph.Delete(id)
+			}
+			vi.mu.Lock()
+			all := true
+			var moved []uint64
+			for _, f := range removed {
+				all = all && vi.covered[f.ID]
+				moved = append(moved, vi.fragRows[f.ID]...)
+				delete(vi.fragRows, f.ID)
+				delete(vi.covered, f.ID)
+			}
+			gone := make(map[uint64]bool, len(dropped))
+			for _, id := range dropped {
+				gone[id] = true
+				delete(vi.nodeFrag, id)
+			}
+			moved = slices.DeleteFunc(moved, func(id uint64) bool { return gone[id] })
+			for _, f := range added {
+				for _, id := range moved {
+					vi.nodeFrag[id] = f.ID
+				}
+				vi.fragRows[f.ID] = moved
+				vi.covered[f.ID] = all
+			}
+			vi.mu.Unlock()
+			if all {
+				continue
+			}
+		}
+		for _, f := range added {
+			t, f, vi := ts.desc, f, vi
+			db.background(func(ctx context.Context) {
+				if err := db.addFragment(ctx, t, vi, f); err != nil && ctx.Err() == nil {
+					db.log.Warn("storage: indexing a fragment failed; it is searched exactly", "index", vi.desc.Name, "err", err)
+				}
+			})
+		}
+	}
+}
+
+// IndexSearch searches the hnsw index indexID of t for the k rows nearest
+// to q, of those the txn's snapshot sees that pass allow (nil: all), with
+// ef candidates. hits holds what the graph found, as hnsw.Result (the SQL
+// operator's distance); rest the row groups the graph does not cover, for
+// the caller to search exactly. ok is false when the index cannot serve
+// the snapshot: every group is then in rest.
+func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, ef int, allow func(id uint64) bool) (hits []hnsw.Result, rest []RowGroup, ok bool, err error) {
+	groups, err := txn.RowGroups(t)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ts, err := txn.db.tableByID(t.ID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ts.vmu.Lock()
+	vi := ts.vindexes[indexID]
+	ts.vmu.Unlock()
+	if vi == nil || len(q) != vi.typ.Width {
+		return nil, groups, false, nil
+	}
+	frags, err := txn.db.liveFragments(txn.snap, t)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	deleted, err := txn.deletedIDs(t)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	vi.mu.RLock()
+	defer vi.mu.RUnlock()
+	use := make(map[uint64]bool, len(frags))
+	for _, f := range frags {
+		if vi.covered[f.ID] {
+			use[f.ID] = true
+		}
+	}
+	filter := func(id uint64) bool {
+		f, in := vi.nodeFrag[id]
+		if !in || !use[f] {
+			return false
+		}
+		if i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= id }); i < len(deleted) && deleted[i] == id {
+			return false
+		}
+		return allow == nil || allow(id)
+	}
+	hits, err = vi.graph.Search(q, k, max(ef, k), filter, nil)
+	if err != nil {
+		return nil, nil, false, pgerror.Wrapf(err, pgerror.InternalError, "searching index %q", vi.desc.Name)
+	}
+	for _, g := range groups {
+		if g.Kind == GroupFragment && use[g.Fragment] {
+			continue
+		}
+		rest = append(rest, g)
+	}
+	return hits, rest, true, nil
+}
+
+// deletedIDs returns the ids of t's rows deleted in the txn's snapshot and
+// by the txn itself, ascending.
+func (txn *Txn) deletedIDs(t *TableDesc) ([]uint64, error) {
+	s := newScannerCap(txn.db, t, ScanOptions{}, 1)
+	defer s.Close()
+	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
+		return nil, err
+	}
+	if tt := txn.tables[t.ID]; tt != nil {
+		for id := range tt.deleted {
+			s.deleted = append(s.deleted, id)
+		}
+		for id := range tt.ownDel {
+			s.deleted = append(s.deleted, id)
+		}
+		slices.Sort(s.deleted)
+	}
+	return s.deleted, nil
+}
+
+// rebuildIndexes builds the graphs of the indexes the catalog lists, in
+// the background: until one is ready its searches run exactly.
+func (db *DB) rebuildIndexes() {
+	for _, ts := range db.byID {
+		for _, ix := range ts.desc.Indexes {
+			ts, ix := ts, ix
+			db.background(func(ctx context.Context) {
+				if err := db.buildIndex(ctx, ts, ix); err != nil && ctx.Err() == nil {
+					db.log.Warn("storage: building index failed; its searches run exactly", "index", ix.Name, "err", err)
+				}
+			})
+		}
+	}
+}
+
+// background runs fn on its own goroutine with a context canceled when
+// the database closes; Close waits for it. A panic in fn is logged.
+func (db *DB) background(fn func(ctx context.Context)) {
+	db.bg.Add(1)
+	go func() {
+		defer db.bg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				db.log.Error("storage: background index work failed", "panic", r)
+			}
+		}()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-db.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		fn(ctx)
+	}()
+}
+
+// dropIndexState forgets the graph of index id.
+func (ts *tableState) dropIndexState(id uint64) {
+	ts.vmu.Lock()
+	delete(ts.vindexes, id)
+	ts.vmu.Unlock()
+}
+
+// IndexReady reports whether index id of table t has its graph.
+func (db *DB) IndexReady(t *TableDesc, id uint64) bool {
+	ts, err := db.tableByID(t.ID)
+	if err != nil {
+		return false
+	}
+	ts.vmu.Lock()
+	defer ts.vmu.Unlock()
+	return ts.vindexes[id] != nil
+}

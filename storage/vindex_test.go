@@ -1,0 +1,128 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// vecRows returns rows [start, start+n) of (id int8, v vector(4)), row i's
+// vector being (i%97, i%89, i%83, i/1000): distinct points.
+func vecRows(t *TableDesc, start, n int) *types.Batch {
+	b := types.NewBatch(t.ColumnTypes(), n)
+	for i := start; i < start+n; i++ {
+		b.Cols[0].AppendInt(int64(i))
+		var v []byte
+		for _, f := range []float32{float32(i % 97), float32(i % 89), float32(i % 83), float32(i) / 1000} {
+			v = binary.LittleEndian.AppendUint32(v, math.Float32bits(f))
+		}
+		b.Cols[1].AppendBytes(v)
+	}
+	return b
+}
+
+// TestVectorIndexSearch builds an hnsw index over flushed fragments and
+// checks that searches use the graph for the fragments it covers (rows
+// flushed later join it in the background), never return deleted rows,
+// and that a compaction keeps the graph covering the merged fragment.
+func TestVectorIndexSearch(t *testing.T) {
+	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "v", Type: types.VectorOf(4)},
+	}})
+	insert(t, db, tbl, vecRows(tbl, 0, 3000))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64}, false); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = db.Table("vi")
+	ix := tbl.Indexes[0]
+	q := []float32{5, 5, 5, 1}
+	search := func(stage string) ([]uint64, []RowGroup) {
+		t.Helper()
+		txn := db.Begin()
+		defer txn.Rollback()
+		hits, rest, ok, err := txn.IndexSearch(tbl, ix.ID, q, 5, 100, nil)
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v, err %v", stage, ok, err)
+		}
+		var ids []uint64
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids, rest
+	}
+	ids, rest := search("built")
+	if len(ids) != 5 {
+		t.Fatalf("built: %d hits", len(ids))
+	}
+	for _, g := range rest {
+		if g.Kind == GroupFragment {
+			t.Fatalf("built: fragment group %+v left to the exact search", g)
+		}
+	}
+	// A deleted row leaves the results.
+	txn := db.Begin()
+	row, _, err := txn.FetchRows(tbl, []int{0}, ids[:1])
+	if err != nil || row.Len() != 1 {
+		t.Fatal(err)
+	}
+	victim := row.Cols[0].Ints[0]
+	deleteIDs(t, txn, tbl, func(id int64) bool { return id == victim })
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := search("deleted")
+	for _, id := range again {
+		if id == ids[0] {
+			t.Fatalf("deleted row %d returned", id)
+		}
+	}
+	// A flushed fragment joins the graph in the background.
+	insert(t, db, tbl, vecRows(tbl, 3000, 2000))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, rest := search("flushed")
+		frags := 0
+		for _, g := range rest {
+			if g.Kind == GroupFragment {
+				frags++
+			}
+		}
+		if frags == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the flushed fragment never joined the graph")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A compaction merges the fragments; the graph still covers them.
+	if _, err := db.Compact(ctx, "vi"); err != nil {
+		t.Fatal(err)
+	}
+	ids2, rest2 := search("compacted")
+	for _, g := range rest2 {
+		if g.Kind == GroupFragment {
+			t.Fatalf("compacted: fragment group %+v left to the exact search", g)
+		}
+	}
+	if len(ids2) != 5 {
+		t.Fatalf("compacted: %d hits", len(ids2))
+	}
+}
