@@ -91,6 +91,8 @@ func cmdServer(args []string) error {
 	fs.StringVar(&b.dataDir, "data-dir", "", "the server's data directory, to report its size (optional)")
 	fs.IntVar(&b.clients, "clients", 8, "concurrent clients of the concurrent passes")
 	fs.IntVar(&b.exactN, "exact-queries", 0, "queries of the exact passes (0: all)")
+	fs.IntVar(&b.serverPID, "server-pid", 0, "the server's process id, to report its memory (optional)")
+	fs.StringVar(&b.indexSQL, "index-sql", sqlIndex, "the CREATE INDEX statement timed")
 	efList := fs.String("ef", "40,100,200", "hnsw.ef_search values")
 	fs.Parse(args)
 	if *dir == "" || b.dsn == "" {

@@ -46,7 +46,7 @@ results="$work/results.jsonl"
 # 2. deeplaked: load, exact search, the HNSW index. The server is stopped
 # afterwards so that it holds no memory while the anchors run.
 start_deeplaked "$work/deeplaked"
-"$work/ann" server -dir "$work/data" -dsn "$dldsn" -data-dir "$work/dl" \
+"$work/ann" server -dir "$work/data" -dsn "$dldsn" -data-dir "$work/dl" -server-pid "$dlpid" \
 	-clients "$clients" -ef "$BENCH_EF" -exact-queries "$exact" | tee -a "$results"
 kill -TERM "$dlpid"
 wait "$dlpid" || true

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,16 +33,18 @@ const (
 
 // serverBench measures deeplaked (or any server speaking pgvector's SQL).
 type serverBench struct {
-	d        *dataSet
-	truth    []int32
-	truthCat []int32
-	dsn      string
-	dataDir  string // the server's data directory, to measure its growth; may be empty
-	clients  int
-	efs      []int
-	exactN   int // queries of the exact passes
-	params   [][]byte
-	paramCat [][]byte
+	d         *dataSet
+	truth     []int32
+	truthCat  []int32
+	dsn       string
+	dataDir   string // the server's data directory, to measure its growth; may be empty
+	clients   int
+	efs       []int
+	exactN    int    // queries of the exact passes
+	indexSQL  string // the CREATE INDEX statement; sqlIndex unless told
+	serverPID int    // the server's process, to read its RSS; 0 if not known
+	params    [][]byte
+	paramCat  [][]byte
 }
 
 // run loads the table and measures exact search, the index build and the
@@ -190,13 +193,17 @@ func (b *serverBench) buildIndex(ctx context.Context, conn *pgconn.PgConn) (bool
 	if b.dataDir != "" {
 		before = dirSize(b.dataDir)
 	}
+	rssBefore := serverRSS(b.serverPID)
 	t0 := time.Now()
-	_, err := conn.Exec(ctx, sqlIndex).ReadAll()
+	_, err := conn.Exec(ctx, b.indexSQL).ReadAll()
 	r := result{System: "deeplaked", Phase: "build", Name: "deeplaked HNSW index", Rows: b.d.Rows, Params: indexParams}
+	if b.indexSQL != sqlIndex {
+		r.Params = b.indexSQL
+	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) {
-			return false, fmt.Errorf("%s: %w", sqlIndex, err)
+			return false, fmt.Errorf("%s: %w", b.indexSQL, err)
 		}
 		r.Unavailable, r.SQLState, r.Error = true, pgErr.Code, pgErr.Message
 		r.Note = "CREATE INDEX ... USING hnsw failed: no index measurements in this run"
@@ -209,8 +216,18 @@ func (b *serverBench) buildIndex(ctx context.Context, conn *pgconn.PgConn) (bool
 			r.SizeBytes, r.SizeNote = n, "pg_relation_size('"+indexName+"')"
 		}
 	}
-	if r.SizeBytes == 0 && before >= 0 {
-		r.SizeBytes, r.SizeNote = dirSize(b.dataDir)-before, "growth of the data directory during CREATE INDEX"
+	if r.SizeBytes == 0 && b.dataDir != "" {
+		// deeplaked keeps a saved graph as objects/tables/T/indexes/I/*.hnsw.
+		if n := indexFilesSize(b.dataDir); n > 0 {
+			r.SizeBytes, r.SizeNote = n, "index objects in the data directory (pg_relation_size reports 0)"
+		} else {
+			r.SizeBytes, r.SizeNote = dirSize(b.dataDir)-before, "growth of the data directory during CREATE INDEX"
+		}
+	}
+	if b.serverPID > 0 {
+		if rss := serverRSS(b.serverPID); rss > 0 && rssBefore > 0 {
+			r.Note = fmt.Sprintf("server RSS %.0f → %.0f MB", float64(rssBefore)/1e6, float64(rss)/1e6)
+		}
 	}
 	r.print()
 	return true, nil
@@ -366,4 +383,37 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// indexFilesSize is the total size of the files under an "indexes"
+// directory below dir.
+func indexFilesSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() && strings.Contains(path, string(filepath.Separator)+"indexes"+string(filepath.Separator)) {
+			if info, err := e.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// serverRSS is the resident memory of process pid in bytes, 0 if unknown.
+func serverRSS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
