@@ -206,6 +206,7 @@ func (db *DB) Close() error {
 	close(db.stop)
 	<-db.done
 	db.bg.Wait()
+	db.saveIndexes()
 	if err := db.releaseCounters(); err != nil {
 		db.log.Warn("storage: keeping reserved counter blocks", "err", err)
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -85,13 +86,14 @@ func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNo
 		return false, err
 	}
 	idx.ID = id
-	if err := db.buildIndex(ctx, ts, idx); err != nil {
+	if err := db.buildIndex(ctx, ts, idx, false); err != nil {
 		return false, err
 	}
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
 	if ts2, ok, err := check(); !ok || ts2 != ts {
 		ts.dropIndexState(id)
+		db.dropIndexObjects(ts.desc.ID, id)
 		if err == nil && ok {
 			err = undefinedTable(table)
 		}
@@ -101,6 +103,7 @@ func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNo
 	desc.Indexes = append(slices.Clone(ts.desc.Indexes), idx)
 	if err := db.putDesc(&desc); err != nil {
 		ts.dropIndexState(id)
+		db.dropIndexObjects(ts.desc.ID, id)
 		return false, err
 	}
 	ts.desc = &desc
@@ -136,6 +139,7 @@ func (db *DB) DropIndex(name string, ifExists bool) (bool, error) {
 	}
 	ts.desc = &desc
 	ts.dropIndexState(id)
+	db.dropIndexObjects(desc.ID, id)
 	return true, nil
 }
 
@@ -149,4 +153,22 @@ func (db *DB) putDesc(desc *TableDesc) error {
 		return ioErrorf(err, "writing the descriptor of %q", desc.Name)
 	}
 	return nil
+}
+
+// dropIndexObjects deletes the saved copies of index id of table and its
+// catalog entry. A failure leaves garbage, not a broken database.
+func (db *DB) dropIndexObjects(table, id uint64) {
+	if err := db.kv.Delete(appendIDKey(nil, table, tagIndex, id), pebble.Sync); err != nil {
+		db.log.Warn("storage: leaving the entry of a dropped index", "err", err)
+	}
+	ctx := db.ctx()
+	keys, err := db.store.List(ctx, fmt.Sprintf("tables/%d/indexes/%d/", table, id))
+	for _, k := range keys {
+		if err == nil {
+			err = db.store.Delete(ctx, k)
+		}
+	}
+	if err != nil {
+		db.log.Warn("storage: leaving objects of a dropped index", "err", err)
+	}
 }

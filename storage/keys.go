@@ -20,6 +20,7 @@ import (
 //	t<table id BE8>r<row id BE8>     buffered row: committing version (uvarint), row encoding
 //	t<table id BE8>v<version BE8>    version record
 //	t<table id BE8>x<frag id BE8>    fragment removed by compaction, awaiting VACUUM
+//	t<table id BE8>i<index id BE8>   saved hnsw graph: object key, covered fragments
 //
 // Every key of a table starts with t<id>, so one iterator over that prefix
 // sees the table's chunk refs, deletion markers and buffered rows at one
@@ -31,6 +32,7 @@ const (
 	tagRow      = 'r'
 	tagVersion  = 'v'
 	tagRemoved  = 'x'
+	tagIndex    = 'i'
 )
 
 var (

@@ -53,6 +53,9 @@ type ScanStats struct {
 	PKLookups atomic.Int64
 	// ChunkCacheHits counts random-access chunk reads the cache answered.
 	ChunkCacheHits atomic.Int64
+	// IndexRowsAdded counts rows added to hnsw graphs (a graph loaded
+	// from its saved copy adds none).
+	IndexRowsAdded atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,

@@ -412,8 +412,9 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 	defer db.catMu.RUnlock()
 	wrote := false
 	for id, tt := range txn.tables {
-		ts, ok := db.byID[id]
-		if !ok || ts.desc != tt.t {
+		// NB: a table dropped and created again has a new id; its
+		// descriptor may have been replaced since (CREATE INDEX).
+		if _, ok := db.byID[id]; !ok {
 			return undefinedTable(tt.t.Name)
 		}
 		if tt.inserted > 0 || len(tt.deleted) > 0 {

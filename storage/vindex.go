@@ -1,14 +1,17 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
 	"github.com/deeplaked/deeplaked/vector"
@@ -37,8 +40,14 @@ type vectorIndex struct {
 	nodeFrag map[uint64]uint64   // row id → fragment id
 	fragRows map[uint64][]uint64 // fragment id → its row ids in the graph
 	covered  map[uint64]bool     // fragments whose every row is in the graph
-	// adding serializes background additions of flushed fragments.
-	adding sync.Mutex
+	// adding serializes additions of fragments and saves; under it,
+	// savedKey is the object of the last saved copy (savedNodes nodes) and
+	// saveSeq numbers the copies. dirty (under mu) marks changes since.
+	adding     sync.Mutex
+	savedKey   string
+	savedNodes int
+	saveSeq    uint64
+	dirty      bool
 }
 
 // indexMetric returns the graph metric of an operator class.
@@ -71,11 +80,17 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 
 // buildIndex builds index ix of ts over the table's fragments, in
 // parallel, and installs it.
-func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc) error {
+func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc, load bool) error {
 	t := ts.desc
-	vi, err := newVectorIndex(t, ix)
-	if err != nil {
-		return err
+	var vi *vectorIndex
+	if load {
+		vi = db.loadIndex(ctx, ts, ix)
+	}
+	if vi == nil {
+		var err error
+		if vi, err = newVectorIndex(t, ix); err != nil {
+			return err
+		}
 	}
 	snap := db.kv.NewSnapshot()
 	frags, err := db.liveFragments(snap, t)
@@ -84,10 +99,21 @@ func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc) erro
 		return err
 	}
 	for _, f := range frags {
+		if vi.covered[f.ID] {
+			continue
+		}
 		if err := db.addFragment(ctx, t, vi, f); err != nil {
 			return err
 		}
 	}
+	vi.adding.Lock()
+	if vi.savedKey == "" || vi.dirty {
+		if err := db.saveIndex(ctx, t, vi); err != nil {
+			vi.adding.Unlock()
+			return err
+		}
+	}
+	vi.adding.Unlock()
 	ts.vmu.Lock()
 	if ts.vindexes == nil {
 		ts.vindexes = make(map[uint64]*vectorIndex)
@@ -106,7 +132,7 @@ func (db *DB) addFragment(ctx context.Context, t *TableDesc, vi *vectorIndex, f 
 	defer s.Close()
 	s.sources = []scanSource{{frag: f, kind: srcFragment}}
 	dim := vi.typ.Width
-	var ids []uint64
+	var ids, present []uint64
 	var vecs []float32
 	for {
 		if err := ctx.Err(); err != nil {
@@ -122,24 +148,175 @@ func (db *DB) addFragment(ctx context.Context, t *TableDesc, vi *vectorIndex, f 
 		v := b.Cols[0]
 		for i, id := range bids {
 			val := v.Bytes.Get(i)
-			if v.Nulls[i] || len(val) != dim*vi.typ.VectorElemSize() || vi.graph.Contains(id) {
-				continue
+			switch {
+			case v.Nulls[i] || len(val) != dim*vi.typ.VectorElemSize():
+			case vi.graph.Contains(id):
+				// Added before: a fragment compacted into this one, or
+				// a graph loaded from its saved copy.
+				present = append(present, id)
+			default:
+				ids = append(ids, id)
+				vecs = appendVector(vecs, vi.typ, val)
 			}
-			ids = append(ids, id)
-			vecs = appendVector(vecs, vi.typ, val)
 		}
 	}
 	if err := vi.graph.AddBatch(ids, vecs, runtime.GOMAXPROCS(0)); err != nil {
 		return pgerror.Wrapf(err, pgerror.InternalError, "building index %q", vi.desc.Name)
 	}
+	db.stats.IndexRowsAdded.Add(int64(len(ids)))
 	vi.mu.Lock()
-	for _, id := range ids {
+	rows := append(present, ids...)
+	for _, id := range rows {
 		vi.nodeFrag[id] = f.ID
 	}
-	vi.fragRows[f.ID] = append(vi.fragRows[f.ID], ids...)
+	vi.fragRows[f.ID] = rows
 	vi.covered[f.ID] = true
+	vi.dirty = true
 	vi.mu.Unlock()
 	return nil
+}
+
+// indexSaveGrowth is how much a graph grows (as a fraction of its saved
+// size) before background additions save it again; Close saves the rest.
+const indexSaveGrowth = 0.25
+
+// indexObjectKey names the object holding a saved graph.
+func indexObjectKey(table, index, seq uint64) string {
+	return fmt.Sprintf("tables/%d/indexes/%d/%016x.hnsw", table, index, seq)
+}
+
+// saveIndex writes vi's graph as a new object and records it, with the
+// fragments it covers, in the catalog; the previous copy is deleted. The
+// caller holds vi.adding, so the graph does not change meanwhile.
+func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) error {
+	var buf bytes.Buffer
+	if _, err := vi.graph.WriteTo(&buf); err != nil {
+		return pgerror.Wrapf(err, pgerror.InternalError, "saving index %q", vi.desc.Name)
+	}
+	vi.saveSeq++
+	key := indexObjectKey(t.ID, vi.desc.ID, vi.saveSeq)
+	if err := db.store.Put(ctx, key, buf.Bytes()); err != nil {
+		return ioErrorf(err, "saving index %q", vi.desc.Name)
+	}
+	vi.mu.Lock()
+	val := binary.AppendUvarint(nil, uint64(len(key)))
+	val = append(val, key...)
+	for f, ok := range vi.covered {
+		if ok {
+			val = binary.AppendUvarint(val, f)
+		}
+	}
+	vi.dirty = false
+	vi.mu.Unlock()
+	if err := db.kv.Set(appendIDKey(nil, t.ID, tagIndex, vi.desc.ID), val, pebble.Sync); err != nil {
+		return ioErrorf(err, "saving index %q", vi.desc.Name)
+	}
+	if vi.savedKey != "" {
+		if err := db.store.Delete(ctx, vi.savedKey); err != nil {
+			db.log.Warn("storage: leaving an old copy of an index", "index", vi.desc.Name, "err", err)
+		}
+	}
+	vi.savedKey, vi.savedNodes = key, vi.graph.Len()
+	return nil
+}
+
+// maybeSaveIndex saves vi when it has grown enough since its last save.
+// The caller holds vi.adding.
+func (db *DB) maybeSaveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) {
+	if vi.savedKey != "" && float64(vi.graph.Len()) < float64(vi.savedNodes)*(1+indexSaveGrowth) {
+		return
+	}
+	if err := db.saveIndex(ctx, t, vi); err != nil && ctx.Err() == nil {
+		db.log.Warn("storage: saving an index failed; a restart adds its rows again", "index", vi.desc.Name, "err", err)
+	}
+}
+
+// loadIndex returns index ix of ts from its saved graph, with the
+// fragments the copy covered that are still live, or nil when there is
+// none (or it cannot be read: the index is then built again).
+func (db *DB) loadIndex(ctx context.Context, ts *tableState, ix IndexDesc) *vectorIndex {
+	t := ts.desc
+	val, closer, err := db.kv.Get(appendIDKey(nil, t.ID, tagIndex, ix.ID))
+	if err != nil {
+		return nil
+	}
+	val = bytes.Clone(val)
+	closer.Close()
+	n, k := binary.Uvarint(val)
+	if k <= 0 || uint64(len(val)-k) < n {
+		return nil
+	}
+	key := string(val[k : k+int(n)])
+	rest := val[k+int(n):]
+	covered := make(map[uint64]bool)
+	for len(rest) > 0 {
+		f, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil
+		}
+		covered[f] = true
+		rest = rest[k:]
+	}
+	data, err := db.store.Get(ctx, key)
+	if err != nil {
+		db.log.Warn("storage: the saved copy of an index is unreadable; building it again", "index", ix.Name, "err", err)
+		return nil
+	}
+	g, err := hnsw.Read(bytes.NewReader(data))
+	if err != nil {
+		db.log.Warn("storage: the saved copy of an index is corrupt; building it again", "index", ix.Name, "err", err)
+		return nil
+	}
+	vi, err := newVectorIndex(t, ix)
+	if err != nil {
+		return nil
+	}
+	vi.graph, vi.savedKey, vi.savedNodes = g, key, g.Len()
+	snap := db.kv.NewSnapshot()
+	frags, err := db.liveFragments(snap, t)
+	snap.Close()
+	if err != nil {
+		return nil
+	}
+	// The covered fragments' rows are in the graph: map them to their
+	// fragments from the row id column alone.
+	for _, f := range frags {
+		if !covered[f.ID] {
+			continue
+		}
+		ids, err := db.fragmentRowIDs(t, f)
+		if err != nil {
+			return nil
+		}
+		var in []uint64
+		for _, id := range ids {
+			if g.Contains(id) {
+				vi.nodeFrag[id] = f.ID
+				in = append(in, id)
+			}
+		}
+		vi.fragRows[f.ID] = in
+		vi.covered[f.ID] = true
+	}
+	return vi
+}
+
+// fragmentRowIDs returns the row ids of fragment f, deleted ones included.
+func (db *DB) fragmentRowIDs(t *TableDesc, f *fragment) ([]uint64, error) {
+	s := newScanner(db, t, ScanOptions{})
+	defer s.Close()
+	s.sources = []scanSource{{frag: f, kind: srcFragment}}
+	var ids []uint64
+	for {
+		b, bids, err := s.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return ids, nil
+		}
+		ids = append(ids, bids...)
+	}
 }
 
 // appendVector appends the elements of a vector or halfvec value.
@@ -203,9 +380,15 @@ func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragm
 		for _, f := range added {
 			t, f, vi := ts.desc, f, vi
 			db.background(func(ctx context.Context) {
-				if err := db.addFragment(ctx, t, vi, f); err != nil && ctx.Err() == nil {
-					db.log.Warn("storage: indexing a fragment failed; it is searched exactly", "index", vi.desc.Name, "err", err)
+				if err := db.addFragment(ctx, t, vi, f); err != nil {
+					if ctx.Err() == nil {
+						db.log.Warn("storage: indexing a fragment failed; it is searched exactly", "index", vi.desc.Name, "err", err)
+					}
+					return
 				}
+				vi.adding.Lock()
+				db.maybeSaveIndex(ctx, t, vi)
+				vi.adding.Unlock()
 			})
 		}
 	}
@@ -298,7 +481,7 @@ func (db *DB) rebuildIndexes() {
 		for _, ix := range ts.desc.Indexes {
 			ts, ix := ts, ix
 			db.background(func(ctx context.Context) {
-				if err := db.buildIndex(ctx, ts, ix); err != nil && ctx.Err() == nil {
+				if err := db.buildIndex(ctx, ts, ix, true); err != nil && ctx.Err() == nil {
 					db.log.Warn("storage: building index failed; its searches run exactly", "index", ix.Name, "err", err)
 				}
 			})
@@ -328,6 +511,30 @@ func (db *DB) background(fn func(ctx context.Context)) {
 		}()
 		fn(ctx)
 	}()
+}
+
+// saveIndexes saves the graphs changed since their last save, for Close.
+func (db *DB) saveIndexes() {
+	for _, ts := range db.byID {
+		ts.vmu.Lock()
+		vis := make([]*vectorIndex, 0, len(ts.vindexes))
+		for _, vi := range ts.vindexes {
+			vis = append(vis, vi)
+		}
+		ts.vmu.Unlock()
+		for _, vi := range vis {
+			vi.adding.Lock()
+			vi.mu.RLock()
+			dirty := vi.dirty
+			vi.mu.RUnlock()
+			if dirty {
+				if err := db.saveIndex(context.Background(), ts.desc, vi); err != nil {
+					db.log.Warn("storage: saving an index at close failed; the next open adds its rows again", "index", vi.desc.Name, "err", err)
+				}
+			}
+			vi.adding.Unlock()
+		}
+	}
 }
 
 // dropIndexState forgets the graph of index id.

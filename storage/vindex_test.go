@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +126,76 @@ func TestVectorIndexSearch(t *testing.T) {
 	}
 	if len(ids2) != 5 {
 		t.Fatalf("compacted: %d hits", len(ids2))
+	}
+}
+
+// TestVectorIndexPersists closes and reopens a database with an hnsw
+// index: the graph is loaded from its saved copy (no row added again) and
+// serves searches; DROP INDEX removes the copy.
+func TestVectorIndexPersists(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "v", Type: types.VectorOf(4)},
+	}})
+	insert(t, db, tbl, vecRows(tbl, 0, 3000))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 8, EfConstruction: 32}, false); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, vecRows(tbl, 3000, 500))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return db.Stats().IndexRowsAdded.Load() == 3500 })
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = Open(Options{Dir: dir, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl, _ = db.Table("vi")
+	ix := tbl.Indexes[0]
+	waitFor(t, func() bool { return db.IndexReady(tbl, ix.ID) })
+	if n := db.Stats().IndexRowsAdded.Load(); n != 0 {
+		t.Fatalf("%d rows added again after a restart", n)
+	}
+	txn := db.Begin()
+	hits, rest, ok, err := txn.IndexSearch(tbl, ix.ID, []float32{5, 5, 5, 1}, 5, 64, nil)
+	txn.Rollback()
+	if err != nil || !ok || len(hits) != 5 {
+		t.Fatalf("after the restart: %d hits, ok %v, err %v", len(hits), ok, err)
+	}
+	for _, g := range rest {
+		if g.Kind == GroupFragment {
+			t.Fatalf("after the restart: fragment group %+v left to the exact search", g)
+		}
+	}
+	if _, err := db.DropIndex("vi_v_idx", false); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := db.Store().List(ctx, "tables/"); slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, "/indexes/") }) {
+		t.Fatalf("the dropped index's objects remain: %v", keys)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
