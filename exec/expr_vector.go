@@ -3,11 +3,11 @@ package exec
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
+	"github.com/deeplaked/deeplaked/vector"
 )
 
 // vectorArg reads the float32 elements of a vector operand's rows in
@@ -44,9 +44,8 @@ func floatsOf(b []byte, scratch *[]float32) []float32 {
 	if n == 0 {
 		return nil
 	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	if uintptr(p)%4 == 0 {
-		return unsafe.Slice((*float32)(p), n)
+	if f, ok := vector.AsFloat32s(b); ok {
+		return f
 	}
 	s := (*scratch)[:0]
 	for k := range n {
@@ -138,7 +137,8 @@ func distance(op plan.Op, p, q []float32) float64 {
 }
 
 // cosineDistance is 1 - cos(p, q), the similarity clamped to [-1, 1];
-// NaN when either vector is zero (pgvector's cosine_distance).
+// NaN when either vector is zero. As pgvector's cosine_distance: the dot
+// product and the norms summed in float4, the division in float8.
 func cosineDistance(p, q []float32) float64 {
 	d, np, nq := float64(dotF32(p, q)), float64(dotF32(p, p)), float64(dotF32(q, q))
 	sim := d / math.Sqrt(np*nq)
@@ -165,27 +165,7 @@ func appendNormalized(dst []byte, p []float32, half bool) []byte {
 	return dst
 }
 
-func dotF32(p, q []float32) float32 {
-	var s float32
-	for k := range p {
-		s += p[k] * q[k]
-	}
-	return s
-}
-
-func l2SqF32(p, q []float32) float32 {
-	var s float32
-	for k := range p {
-		d := p[k] - q[k]
-		s += d * d
-	}
-	return s
-}
-
-func l1F32(p, q []float32) float32 {
-	var s float32
-	for k := range p {
-		s += float32(math.Abs(float64(p[k] - q[k])))
-	}
-	return s
-}
+// The kernels: vector's SIMD ones (AVX2 where the CPU has it).
+func dotF32(p, q []float32) float32  { return vector.Dot(p, q) }
+func l2SqF32(p, q []float32) float32 { return vector.L2Sq(p, q) }
+func l1F32(p, q []float32) float32   { return vector.L1(p, q) }

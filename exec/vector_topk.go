@@ -11,6 +11,7 @@ import (
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
+	"github.com/deeplaked/deeplaked/vector"
 )
 
 // vectorTopKOp runs an exact nearest-neighbour search (plan.VectorTopK):
@@ -357,7 +358,73 @@ type topKWorker struct {
 	arg    vectorArg
 	heap   hitHeap
 	rows   []int
+	dists  []float32
 	err    error
+}
+
+// batchDistances computes the distance of every row of vec with one batch
+// kernel call when its values lie back to back, each of the query's
+// dimensions, none NULL (a window onto a chunk, as scans give them); it
+// reports false otherwise, and the rows are taken one by one.
+func (w *topKWorker) batchDistances(vec *types.Vec) bool {
+	t := vec.Type
+	n := vec.Len()
+	dim := len(w.q)
+	size := 4
+	switch {
+	case t.Kind == types.HalfVec:
+		size = 2
+	case t.Kind == types.Vector:
+	case t.Kind == types.Tensor && !t.Ragged():
+	default:
+		return false
+	}
+	offs := vec.Bytes.Offsets
+	if n == 0 || int(offs[n]-offs[0]) != n*dim*size {
+		return false
+	}
+	for i := range n {
+		if vec.Nulls[i] || int(offs[i+1]-offs[i]) != dim*size {
+			return false
+		}
+	}
+	data := vec.Bytes.Data[offs[0]:offs[n]]
+	if cap(w.dists) < n {
+		w.dists = make([]float32, n, max(n, types.BatchSize))
+	}
+	out := w.dists[:n]
+	half := size == 2
+	switch w.o.n.Op {
+	case plan.OpL2Distance:
+		if half {
+			vector.L2SqBatchHalfBytes(w.q, data, dim, out)
+		} else {
+			vector.L2SqBatchBytes(w.q, data, dim, out)
+		}
+	case plan.OpNegInnerProduct:
+		if half {
+			vector.DotBatchHalfBytes(w.q, data, dim, out)
+		} else {
+			vector.DotBatchBytes(w.q, data, dim, out)
+		}
+		for i := range out {
+			out[i] = -out[i]
+		}
+	case plan.OpL1Distance:
+		if half {
+			vector.L1BatchHalfBytes(w.q, data, dim, out)
+		} else {
+			vector.L1BatchBytes(w.q, data, dim, out)
+		}
+	default:
+		if half {
+			vector.CosineDistanceBatchHalfBytes(w.q, data, dim, out)
+		} else {
+			vector.CosineDistanceBatchBytes(w.q, data, dim, out)
+		}
+	}
+	w.dists = out
+	return true
 }
 
 func (w *topKWorker) scan(g *storage.RowGroup) error {
@@ -388,6 +455,16 @@ func (w *topKWorker) scan(g *storage.RowGroup) error {
 			}
 		}
 		vec := b.Cols[n.SearchCol]
+		if w.q != nil && w.batchDistances(vec) {
+			for _, i := range w.rows {
+				h := hit{id: ids[i], dist: w.dists[i]}
+				if h.dist != h.dist {
+					h.class, h.dist = 1, 0
+				}
+				w.heap.push(h)
+			}
+			continue
+		}
 		for _, i := range w.rows {
 			h := hit{id: ids[i], class: 2}
 			if !vec.Nulls[i] && w.q != nil {
