@@ -24,10 +24,12 @@ var bench struct {
 	ids     []uint64
 	queries []float32
 	x       *Index
-	truth   [][]Result // per query, exact top benchK
-	truth1  [][]Result // per query, exact top benchK among ids%100 == 0
-	truth10 [][]Result // per query, exact top benchK among ids%10 == 0
-	buildT  time.Duration
+	truth   [][]Result    // per query, exact top benchK
+	truth1  [][]Result    // per query, exact top benchK among ids%100 == 0
+	truth10 [][]Result    // per query, exact top benchK among ids%10 == 0
+	buildT  time.Duration // parallel build of x
+	loadT   time.Duration // Read of x's stored form
+	stored  int           // bytes of x's stored form
 }
 
 func benchSetup(b *testing.B) {
@@ -45,6 +47,16 @@ func benchSetup(b *testing.B) {
 		}
 		bench.buildT = time.Since(start)
 		bench.x = x
+		var w sliceWriter
+		if _, err := x.WriteTo(&w); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		if _, err := Read(&sliceReader{b: w}); err != nil {
+			b.Fatal(err)
+		}
+		bench.loadT = time.Since(start)
+		bench.stored = len(w)
 		bench.truth = make([][]Result, benchQueries)
 		bench.truth1 = make([][]Result, benchQueries)
 		bench.truth10 = make([][]Result, benchQueries)
@@ -76,6 +88,7 @@ func BenchmarkBuild(b *testing.B) {
 	ids := seqIDs(benchN, 0)
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				x, err := New(Config{Dim: benchDim, Metric: L2, Seed: 1})
 				if err != nil {
@@ -87,13 +100,17 @@ func BenchmarkBuild(b *testing.B) {
 				b.ReportMetric(float64(x.Size())/(1<<20), "MiB")
 			}
 			b.ReportMetric(float64(benchN)*float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
+			// CPU seconds per build: on a shared machine wall time shows what
+			// cores were free, CPU time what the build cost.
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s")
 		})
 	}
 }
 
 // BenchmarkSearch measures one query per op over the 100k×128 index, with
 // recall@10 against the exact answers; "brute" is the exact scan itself, the
-// anchor the other figures compare with in the same run.
+// anchor the other figures compare with in the same run. brute also reports
+// the parallel build of the index and one Read of its stored form.
 func BenchmarkSearch(b *testing.B) {
 	benchSetup(b)
 	x := bench.x
@@ -106,6 +123,10 @@ func BenchmarkSearch(b *testing.B) {
 			i++
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+		b.ReportMetric(bench.buildT.Seconds(), "build-s")
+		b.ReportMetric(bench.loadT.Seconds()*1000, "load-ms")
+		b.ReportMetric(float64(bench.stored)/(1<<20), "stored-MiB")
+		b.ReportMetric(float64(x.Size())/(1<<20), "mem-MiB")
 	})
 	for _, tc := range []struct {
 		name   string
@@ -134,24 +155,6 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
 		})
 	}
-}
-
-// BenchmarkLoad reads the stored 100k×128 index back; build-s is the time
-// the same index took to build in this run.
-func BenchmarkLoad(b *testing.B) {
-	benchSetup(b)
-	var w sliceWriter
-	if _, err := bench.x.WriteTo(&w); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := Read(&sliceReader{b: w}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(w))/(1<<20), "MiB")
-	b.ReportMetric(bench.buildT.Seconds(), "build-s")
 }
 
 // bruteTopK is the exact scan over the index's arena with its own kernel.

@@ -69,14 +69,31 @@ func finite(v []float32) bool {
 	return true
 }
 
-// buildDistanceFor is the distance a graph is built with. Under InnerProduct
-// it is Euclidean distance: -dot is no metric (a vector is not nearest to
-// itself), and a graph linked by it leaves short vectors with no incoming
-// links, unreachable by a search, so a filter that keeps only such vectors
-// would find nothing. Searches still walk that graph by -dot.
-func buildDistanceFor(m Metric) distFunc {
-	if m == InnerProduct {
-		return l2sqKernel
+// ipBuildDistance is the distance an InnerProduct graph is built with:
+// Euclidean distance after the reduction of inner-product search to
+// nearest-neighbour search (Bachrach et al., 2014). Each vector x gains a
+// coordinate sqrt(Φ² - |x|²), Φ the largest norm in the index, so that all
+// lie on a sphere of radius Φ; a query gains a 0. Then
+// |q' - x'|² = |q|² + Φ² - 2 q·x, so walking the graph by -q·x, as searches
+// do, is an exact nearest-neighbour walk in that space. A graph linked by -dot
+// itself (as pgvector links it) is no metric graph: a vector is not its own
+// nearest, and short vectors get no incoming links, so a filter that keeps
+// only short vectors cannot reach them. Φ grows as vectors arrive; distances
+// use its current value.
+func (x *Index) ipBuildDistance(a, b []float32) float32 {
+	phi2 := math.Float32frombits(x.maxSqNorm.Load())
+	ea := float32(math.Sqrt(float64(max(0, phi2-dotKernel(a, a)))))
+	eb := float32(math.Sqrt(float64(max(0, phi2-dotKernel(b, b)))))
+	return l2sqKernel(a, b) + (ea-eb)*(ea-eb)
+}
+
+// noteNorm raises Φ² to v's squared norm if that is larger.
+func (x *Index) noteNorm(v []float32) {
+	n := dotKernel(v, v)
+	for {
+		old := x.maxSqNorm.Load()
+		if n <= math.Float32frombits(old) || x.maxSqNorm.CompareAndSwap(old, math.Float32bits(n)) {
+			return
+		}
 	}
-	return distanceFor(m)
 }

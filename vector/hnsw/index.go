@@ -27,9 +27,10 @@ type Index struct {
 	m0   int      // neighbours on layer 0 (2*M)
 	ml   float64  // level multiplier 1/ln(M)
 	dist distFunc // orders search results
-	// bdist builds the graph: dist, except under InnerProduct, where the
-	// graph is built by Euclidean distance (see buildDistanceFor).
-	bdist distFunc
+	// bdist links the graph: dist, except under InnerProduct (see
+	// ipBuildDistance).
+	bdist     distFunc
+	maxSqNorm atomic.Uint32 // float32 bits of Φ², InnerProduct only
 
 	// mutMu excludes mutations (Add, Delete, Reserve) while WriteTo takes a
 	// snapshot; searches do not take it.
@@ -74,15 +75,19 @@ func New(cfg Config) (*Index, error) {
 }
 
 func newIndex(cfg Config) *Index {
-	return &Index{
+	x := &Index{
 		cfg:   cfg,
 		m0:    2 * cfg.M,
 		ml:    1 / math.Log(float64(cfg.M)),
 		dist:  distanceFor(cfg.Metric),
-		bdist: buildDistanceFor(cfg.Metric),
 		byID:  make(map[uint64]uint32),
 		entry: -1,
 	}
+	x.bdist = x.dist
+	if cfg.Metric == InnerProduct {
+		x.bdist = x.ipBuildDistance
+	}
+	return x
 }
 
 // Config returns the index's configuration with defaults filled in.
@@ -241,6 +246,9 @@ func (x *Index) Add(id uint64, v []float32) error {
 	}
 	defer x.growMu.RUnlock()
 	copy(x.vec(node), v)
+	if x.cfg.Metric == InnerProduct {
+		x.noteNorm(v)
+	}
 	x.ids[node] = id
 	x.levels[node] = uint8(level)
 	x.insert(s, node, level)

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
+	"unsafe"
 )
 
 // The stored form of an index, all integers little-endian:
@@ -203,23 +205,23 @@ func Read(r io.Reader) (*Index, error) {
 	n := int(nodes)
 	x := newIndex(cfg)
 
-	ids, err := readSlice(d, n, 8, le.Uint64)
+	ids, err := readSlice[uint64](d, n)
 	if err != nil {
 		return nil, err
 	}
-	levels, err := readSlice(d, n, 1, func(b []byte) uint8 { return b[0] })
+	levels, err := readSlice[uint8](d, n)
 	if err != nil {
 		return nil, err
 	}
-	stateBytes, err := readSlice(d, n, 1, func(b []byte) uint8 { return b[0] })
+	stateBytes, err := readSlice[uint8](d, n)
 	if err != nil {
 		return nil, err
 	}
-	vecs, err := readSlice(d, n*cfg.Dim, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
+	vecs, err := readSlice[float32](d, n*cfg.Dim)
 	if err != nil {
 		return nil, err
 	}
-	links0, err := readSlice(d, n*(x.m0+1), 4, le.Uint32)
+	links0, err := readSlice[uint32](d, n*(x.m0+1))
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +237,7 @@ func Read(r io.Reader) (*Index, error) {
 	if used != upperWords {
 		return nil, fmt.Errorf("%w: levels need %d upper words, header says %d", ErrCorrupt, used, upperWords)
 	}
-	upper, err := readSlice(d, int(upperWords), 4, le.Uint32)
+	upper, err := readSlice[uint32](d, int(upperWords))
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +278,9 @@ func Read(r io.Reader) (*Index, error) {
 		if !finite(v) {
 			return nil, fmt.Errorf("%w: node %d holds NaN or infinity", ErrCorrupt, i)
 		}
+		if cfg.Metric == InnerProduct {
+			x.noteNorm(v)
+		}
 		if cfg.Metric == Cosine {
 			if s := dotKernel(v, v); s < 0.999 || s > 1.001 {
 				return nil, fmt.Errorf("%w: node %d is not normalized", ErrCorrupt, i)
@@ -306,16 +311,19 @@ func (d *decoder) full(b []byte) error {
 	return nil
 }
 
-// readSlice reads count elements of size bytes each. It grows the slice as
-// bytes arrive, so a header that claims more than the stream holds fails at
-// the end of the stream instead of allocating the claimed size up front.
-func readSlice[T any](d *decoder, count, size int, dec func([]byte) T) ([]T, error) {
+// readSlice reads count little-endian elements of T (uint8, uint32, uint64
+// or float32). It grows the slice as bytes arrive, so a header that claims
+// more than the stream holds fails at the end of the stream instead of
+// allocating the claimed size up front.
+func readSlice[T uint8 | uint32 | uint64 | float32](d *decoder, count int) ([]T, error) {
 	const chunk = 256 << 10
 	if d.buf == nil {
 		d.buf = make([]byte, chunk)
 	}
+	size := int(unsafe.Sizeof(T(0)))
 	out := make([]T, 0, min(count, 1<<16))
 	per := chunk / size
+	le := binary.LittleEndian
 	for len(out) < count {
 		k := min(per, count-len(out))
 		b := d.buf[:k*size]
@@ -323,8 +331,23 @@ func readSlice[T any](d *decoder, count, size int, dec func([]byte) T) ([]T, err
 			return nil, err
 		}
 		d.crc.Write(b)
-		for i := 0; i < len(b); i += size {
-			out = append(out, dec(b[i:i+size]))
+		at := len(out)
+		out = slices.Grow(out, k)[:at+k]
+		switch dst := any(out[at:]).(type) {
+		case []uint8:
+			copy(dst, b)
+		case []uint32:
+			for i := range dst {
+				dst[i] = le.Uint32(b[4*i:])
+			}
+		case []uint64:
+			for i := range dst {
+				dst[i] = le.Uint64(b[8*i:])
+			}
+		case []float32:
+			for i := range dst {
+				dst[i] = math.Float32frombits(le.Uint32(b[4*i:]))
+			}
 		}
 	}
 	return out, nil
