@@ -19,21 +19,22 @@ func halfAsm() bool { return useAVX2 && useF16C }
 // binary16 value, subnormals, infinities and NaN included, is exactly
 // representable in float32.
 func Float16ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f && mant == 0: // Inf
-		return math.Float32frombits(sign | 0x7f800000)
-	case exp == 0x1f: // NaN: quieted, payload kept, as VCVTPH2PS does
-		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
-	case exp != 0: // normal
-		return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
-	case mant == 0: // ±0
-		return math.Float32frombits(sign)
+	// Move exponent and mantissa into place and rebias the exponent; the
+	// rare classes get a second step. Small enough to be inlined into the
+	// conversion loops.
+	const expMask = 0x7c00 << 13
+	o := uint32(h&0x7fff) << 13
+	e := o & expMask
+	o += (127 - 15) << 23
+	if e == expMask { // Inf or NaN: finish the exponent, quiet a NaN
+		o += (128 - 16) << 23
+		if o&0x7fffff != 0 {
+			o |= 0x400000
+		}
+	} else if e == 0 { // zero or subnormal: 2^-14 * (1 + m/1024) - 2^-14, exact
+		o = math.Float32bits(math.Float32frombits(o+1<<23) - 1.0/(1<<14))
 	}
-	// Subnormal: mant * 2^-24, exact in float32.
-	return math.Float32frombits(sign | math.Float32bits(float32(mant)*(1.0/(1<<24))))
+	return math.Float32frombits(o | uint32(h&0x8000)<<16)
 }
 
 // Float32ToFloat16 returns the binary16 bits nearest to f, ties to even, as
