@@ -268,7 +268,6 @@ func TestBatch(t *testing.T) {
 }
 
 func TestAsFloat32s(t *testing.T) {
-	buf := make([]float32, 4)
 	raw := float32Bytes([]float32{1, 2, 3, 4}, 0)
 	f, ok := AsFloat32s(raw)
 	if !ok || len(f) != 4 || f[2] != 3 {
@@ -278,7 +277,6 @@ func TestAsFloat32s(t *testing.T) {
 	if _, ok := AsFloat32s(mis); ok {
 		t.Fatalf("misaligned bytes viewed in place")
 	}
-	_ = buf
 }
 
 func TestNoAllocs(t *testing.T) {
