@@ -13,6 +13,11 @@
 //   - vector_cosine_ops normalizes vectors on insert and at query time and
 //     leaves zero vectors out of the index (they have no direction).
 //
+// One departure: a vector_ip_ops graph is linked by Euclidean distance in the
+// space of the reduction of inner-product search to nearest-neighbour search
+// rather than by -dot, so that every vector stays reachable (see
+// ipBuildDistance); searches still order by -dot.
+//
 // The index is safe for concurrent use: Add, Delete and Search may run from
 // many goroutines at once. Neighbour lists are guarded by striped mutexes, as
 // hnswlib guards them with per-node locks, so a build runs on all cores

@@ -108,6 +108,30 @@ func TestFilteredSearch(t *testing.T) {
 	}
 }
 
+// The graph walk alone, without the exact scan, widens until it has k
+// matches at 1% selectivity.
+func TestFilteredWalk(t *testing.T) {
+	n, dim := 10000, 32
+	if raceEnabled {
+		n = 3000
+	}
+	vecs := clustered(n, dim, 50, 6)
+	ids := seqIDs(n, 0)
+	queries := perturb(clustered(40, dim, 50, 6), 7)
+	for _, m := range metrics {
+		t.Run(m.String(), func(t *testing.T) {
+			x := build(t, Config{Dim: dim, Metric: m, Seed: 2}, ids, vecs, 0)
+			x.walkOnly = true
+			keep := func(id uint64) bool { return splitmix64(id)%100 == 0 }
+			r := meanRecall(t, x, ids, vecs, queries, 10, 40, keep)
+			t.Logf("walk-only 1%% recall@10 ef=40: %.4f", r)
+			if r < 0.95 {
+				t.Fatalf("walk-only filtered recall %.4f, want >= 0.95", r)
+			}
+		})
+	}
+}
+
 // A filter that passes only a handful of rows still gets every one of them
 // (or k), never fewer.
 func TestFilteredSearchTiny(t *testing.T) {
@@ -337,12 +361,14 @@ func TestSearchAllocs(t *testing.T) {
 	x := build(t, Config{Dim: dim, Metric: Cosine}, seqIDs(n, 0), vecs, 1)
 	x.Delete(3)
 	dst := make([]Result, 0, 10)
-	keep := func(id uint64) bool { return id%10 == 0 }
-	x.Search(vecs[:dim], 10, 100, keep, dst) // warm the pool
-	allocs := testing.AllocsPerRun(100, func() {
-		dst, _ = x.Search(vecs[:dim], 10, 100, keep, dst)
-	})
-	if allocs != 0 {
-		t.Fatalf("Search allocates %.1f times per call", allocs)
+	// No filter, a filter the walk serves, a filter the exact scan serves.
+	for _, keep := range []func(uint64) bool{nil, func(id uint64) bool { return id%2 == 0 }, func(id uint64) bool { return id%10 == 0 }} {
+		x.Search(vecs[:dim], 10, 100, keep, dst) // warm the pool
+		allocs := testing.AllocsPerRun(100, func() {
+			dst, _ = x.Search(vecs[:dim], 10, 100, keep, dst)
+		})
+		if allocs != 0 {
+			t.Fatalf("Search allocates %.1f times per call", allocs)
+		}
 	}
 }

@@ -60,6 +60,9 @@ type Index struct {
 	entry int32 // -1 while empty
 	top   int
 
+	// walkOnly keeps filtered searches on the graph (tests of the walk).
+	walkOnly bool
+
 	locks [lockStripes]sync.Mutex
 	pool  searcherPool
 }

@@ -46,6 +46,8 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+var _ io.WriterTo = (*Index)(nil)
+
 // WriteTo writes the index in its stored form. Add and Delete wait while it
 // runs; searches do not.
 func (x *Index) WriteTo(w io.Writer) (int64, error) {

@@ -198,6 +198,9 @@ func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item,
 // matches. Costs are in distance computations: a filter call (with the node's
 // state) is taken to cost what 8 dimensions of a distance cost.
 func (x *Index) scanCheaper(n, evals, checked, accepted, missing int) bool {
+	if x.walkOnly {
+		return false
+	}
 	if evals > n/2 {
 		return true
 	}
