@@ -121,13 +121,20 @@ func (c *sysCatalog) tableByOID(oid uint32) *storage.TableDesc {
 	return nil
 }
 
-func (c *sysCatalog) indexByOID(oid uint32) *storage.TableDesc {
+// indexByOID returns the table of the index oid and, for a vector index,
+// its descriptor (nil for the primary key's).
+func (c *sysCatalog) indexByOID(oid uint32) (*storage.TableDesc, *storage.IndexDesc) {
 	for _, t := range c.tables {
 		if len(t.PrimaryKey) > 0 && indexOID(t.ID) == oid {
-			return t
+			return t, nil
+		}
+		for i := range t.Indexes {
+			if indexOID(t.Indexes[i].ID) == oid {
+				return t, &t.Indexes[i]
+			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func (c *sysCatalog) roleName(oid uint32) (string, bool) {
@@ -170,10 +177,14 @@ func (c *sysCatalog) relations() []relation {
 	}
 	for _, t := range c.tables {
 		out = append(out, relation{oid: TableOID(t.ID), name: t.Name, nsp: plan.NamespacePublic, kind: 'r', am: heapAMOID,
-			natts: len(t.Columns), hasIndex: len(t.PrimaryKey) > 0, table: t})
+			natts: len(t.Columns), hasIndex: len(t.PrimaryKey) > 0 || len(t.Indexes) > 0, table: t})
 		if len(t.PrimaryKey) > 0 {
 			out = append(out, relation{oid: indexOID(t.ID), name: pkeyName(t), nsp: plan.NamespacePublic, kind: 'i', am: btreeAMOID,
 				natts: len(t.PrimaryKey), table: t, isPKIndex: true})
+		}
+		for _, ix := range t.Indexes {
+			out = append(out, relation{oid: indexOID(ix.ID), name: ix.Name, nsp: plan.NamespacePublic, kind: 'i', am: vectorAMOID(ix.Method),
+				natts: 1, table: t})
 		}
 		for i, c := range t.Columns {
 			if c.Serial {
@@ -470,9 +481,28 @@ var sqlKeywords = map[string]bool{
 	"with": true,
 }
 
-// indexDef is pg_get_indexdef for a table's primary key index.
-// With pretty, the table's schema is left out (it is on the search path).
-func indexDef(t *storage.TableDesc, col int, pretty bool) string {
+// indexDef is pg_get_indexdef for a table's primary key index (vec nil)
+// or one of its vector indexes. With pretty, the table's schema is left
+// out (it is on the search path).
+func indexDef(t *storage.TableDesc, vec *storage.IndexDesc, col int, pretty bool) string {
+	if vec != nil {
+		if col > 0 {
+			if col == 1 {
+				return quoteIdent(t.Columns[vec.Column].Name)
+			}
+			return ""
+		}
+		schema := "public."
+		if pretty {
+			schema = ""
+		}
+		with := "lists='" + strconv.Itoa(vec.Lists) + "'"
+		if vec.Method == "hnsw" {
+			with = "m='" + strconv.Itoa(vec.M) + "', ef_construction='" + strconv.Itoa(vec.EfConstruction) + "'"
+		}
+		return "CREATE INDEX " + quoteIdent(vec.Name) + " ON " + schema + quoteIdent(t.Name) + " USING " + vec.Method +
+			" (" + quoteIdent(t.Columns[vec.Column].Name) + " " + vec.OpClass + ") WITH (" + with + ")"
+	}
 	if col > 0 {
 		if col <= len(t.PrimaryKey) {
 			return quoteIdent(t.Columns[t.PrimaryKey[col-1]].Name)
@@ -484,6 +514,20 @@ func indexDef(t *storage.TableDesc, col int, pretty bool) string {
 		schema = ""
 	}
 	return "CREATE UNIQUE INDEX " + quoteIdent(pkeyName(t)) + " ON " + schema + quoteIdent(t.Name) + " USING btree (" + pkeyCols(t) + ")"
+}
+
+// The access methods of vector indexes, with deeplaked's fixed OIDs
+// (pgvector's are assigned at CREATE EXTENSION).
+const (
+	hnswAMOID    uint32 = 16400
+	ivfflatAMOID uint32 = 16401
+)
+
+func vectorAMOID(method string) uint32 {
+	if method == "ivfflat" {
+		return ivfflatAMOID
+	}
+	return hnswAMOID
 }
 
 func pkeyCols(t *storage.TableDesc) string {

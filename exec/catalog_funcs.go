@@ -170,7 +170,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "pg_encoding_to_char":
 		out.AppendString(encodingName(f.vals[0].Ints[i]))
 	case "pg_get_indexdef":
-		t := cat.indexByOID(f.oid(0, i))
+		t, vec := cat.indexByOID(f.oid(0, i))
 		if t == nil {
 			out.AppendNull()
 			return nil
@@ -182,7 +182,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		if len(f.vals) > 2 {
 			pretty = f.vals[2].Bools[i]
 		}
-		out.AppendString(indexDef(t, col, pretty))
+		out.AppendString(indexDef(t, vec, col, pretty))
 	case "pg_get_constraintdef":
 		oid := f.oid(0, i)
 		for _, t := range cat.tables {
@@ -197,7 +197,20 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "obj_description", "col_description", "shobj_description", "pg_get_viewdef",
 		"pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef":
 		out.AppendNull()
-	case "pg_table_size", "pg_relation_size", "pg_total_relation_size", "pg_indexes_size", "pg_database_size":
+	case "pg_relation_size", "pg_indexes_size", "pg_total_relation_size":
+		// A vector index's size is its graph's; sizes of chunk objects
+		// are not tracked per relation yet.
+		oid := f.oid(0, i)
+		var size int64
+		if t, vec := cat.indexByOID(oid); vec != nil {
+			size = f.env.DB.IndexSize(t, vec.ID)
+		} else if t := cat.tableByOID(oid); t != nil && f.fn.Name != "pg_relation_size" {
+			for _, ix := range t.Indexes {
+				size += f.env.DB.IndexSize(t, ix.ID)
+			}
+		}
+		out.AppendInt(size)
+	case "pg_table_size", "pg_database_size":
 		// Sizes of chunk objects are not tracked per relation yet.
 		out.AppendInt(0)
 	case "pg_size_pretty":

@@ -55,6 +55,9 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			for k, i := range t.PrimaryKey {
 				attr(indexOID(t.ID), t.Columns[i].Name, t.Columns[i].Type, k+1, false, false)
 			}
+			for _, ix := range t.Indexes {
+				attr(indexOID(ix.ID), t.Columns[ix.Column].Name, t.Columns[ix.Column].Type, 1, false, false)
+			}
 		}
 	},
 	"pg_catalog.pg_type": func(env *Env, c *sysCatalog, r *sysRows) {
@@ -90,6 +93,12 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			n := len(t.PrimaryKey)
 			r.row(indexOID(t.ID), TableOID(t.ID), n, n, true, false, true, false, true, false, true, false, true, true, false,
 				"{"+strings.Join(keys, ",")+"}", nil, nil, "{"+strings.TrimSuffix(strings.Repeat("0,", n), ",")+"}", nil, nil)
+		}
+		for _, t := range c.tables {
+			for _, ix := range t.Indexes {
+				r.row(indexOID(ix.ID), TableOID(t.ID), 1, 1, false, false, false, false, true, false, true, false, true, true, false,
+					"{"+strconv.Itoa(ix.Column+1)+"}", nil, nil, "{0}", nil, nil)
+			}
 		}
 	},
 	"pg_catalog.pg_constraint": func(env *Env, c *sysCatalog, r *sysRows) {
@@ -192,6 +201,8 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 	"pg_catalog.pg_am": func(env *Env, c *sysCatalog, r *sysRows) {
 		r.row(heapAMOID, "heap", uint32(0), "t")
 		r.row(btreeAMOID, "btree", uint32(0), "i")
+		r.row(hnswAMOID, "hnsw", uint32(0), "i")
+		r.row(ivfflatAMOID, "ivfflat", uint32(0), "i")
 	},
 	"pg_catalog.pg_attrdef": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, t := range c.tables {
@@ -230,7 +241,10 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 	"pg_catalog.pg_indexes": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, t := range c.tables {
 			if len(t.PrimaryKey) > 0 {
-				r.row("public", t.Name, pkeyName(t), nil, indexDef(t, 0, false))
+				r.row("public", t.Name, pkeyName(t), nil, indexDef(t, nil, 0, false))
+			}
+			for i := range t.Indexes {
+				r.row("public", t.Name, t.Indexes[i].Name, nil, indexDef(t, &t.Indexes[i], 0, false))
 			}
 		}
 	},

@@ -544,6 +544,22 @@ func (ts *tableState) dropIndexState(id uint64) {
 	ts.vmu.Unlock()
 }
 
+// IndexSize returns the bytes the graph of index id of table t holds in
+// memory (0 until it is built).
+func (db *DB) IndexSize(t *TableDesc, id uint64) int64 {
+	ts, err := db.tableByID(t.ID)
+	if err != nil {
+		return 0
+	}
+	ts.vmu.Lock()
+	vi := ts.vindexes[id]
+	ts.vmu.Unlock()
+	if vi == nil {
+		return 0
+	}
+	return vi.graph.Size()
+}
+
 // IndexReady reports whether index id of table t has its graph.
 func (db *DB) IndexReady(t *TableDesc, id uint64) bool {
 	ts, err := db.tableByID(t.ID)
