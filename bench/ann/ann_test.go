@@ -137,3 +137,26 @@ func TestVectorText(t *testing.T) {
 		t.Errorf("vectorText = %q", got)
 	}
 }
+
+// TestReport checks that the tables take the lines of both sides and show
+// an unavailable index as such.
+func TestReport(t *testing.T) {
+	in := `not json
+{"system":"deeplaked","phase":"build","name":"deeplaked HNSW index","rows":10,"params":"m=16","unavailable":true,"sqlstate":"0A000","error":"CREATE INDEX is not supported yet"}
+{"system":"deeplaked","phase":"search","name":"deeplaked exact","search":"exact","clients":1,"queries":5,"recall_at_10":1,"qps":12.5,"p50_ms":80,"p99_ms":90,"plan":"Limit / Vector Search on items / Method: exact scan / Filter: (category = 1)"}
+{"system":"hnswlib-node","phase":"search","search":"index","ef":40,"clients":1,"recall_at_10":0.987,"qps":3414,"p50_ms":0.11,"p99_ms":4.31,"plan":"hnswlib-node, one thread"}
+`
+	var out bytes.Buffer
+	if err := report(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| deeplaked | deeplaked HNSW index | m=16 | 10 | unavailable |  | 0A000 CREATE INDEX is not supported yet |",
+		"| deeplaked | exact |  |  | 1 | 1.000 | 12 | 80.00 | 90.00 | exact scan |",
+		"| hnswlib-node | index |  | 40 | 1 | 0.987 | 3414 | 0.11 | 4.31 | hnswlib-node, one thread |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no line %q in\n%s", want, out.String())
+		}
+	}
+}
