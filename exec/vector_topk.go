@@ -227,9 +227,13 @@ func (o *vectorTopKOp) run() error {
 // return. ok is false when the index cannot serve this snapshot.
 func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []storage.RowGroup, ok bool, err error) {
 	n := o.n
-	ef := 40
+	// The method's search parameter: hnsw.ef_search or ivfflat.probes.
+	ef, setting := 40, "hnsw.ef_search"
+	if n.Index.Method == "ivfflat" {
+		ef, setting = 1, "ivfflat.probes"
+	}
 	if o.env.Setting != nil {
-		if v, found := o.env.Setting("hnsw.ef_search"); found {
+		if v, found := o.env.Setting(setting); found {
 			if x, err := strconv.Atoi(v); err == nil && x > 0 {
 				ef = x
 			}

@@ -83,12 +83,12 @@ var opClassOps = map[string]plan.Op{
 	"_cosine_ops": plan.OpCosineDistance, "_l1_ops": plan.OpL1Distance,
 }
 
-// indexFor returns an hnsw index of t on column col whose operator class
+// indexFor returns a vector index of t on column col whose operator class
 // orders by op, or nil.
 func indexFor(t *storage.TableDesc, col int, op plan.Op) *storage.IndexDesc {
 	for i := range t.Indexes {
 		ix := &t.Indexes[i]
-		if ix.Column != col || ix.Method != "hnsw" {
+		if ix.Column != col {
 			continue
 		}
 		for suffix, o := range opClassOps {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -33,7 +34,7 @@ type vectorIndex struct {
 	desc IndexDesc
 	typ  types.Type
 
-	graph *hnsw.Index
+	graph annIndex
 
 	// mu guards the maps; searches hold it shared while they run.
 	mu       sync.RWMutex
@@ -48,6 +49,43 @@ type vectorIndex struct {
 	savedNodes int
 	saveSeq    uint64
 	dirty      bool
+}
+
+// annIndex is the structure behind a vector index: hnsw's graph (or
+// another method's), over float32 vectors identified by row ids.
+type annIndex interface {
+	AddBatch(ids []uint64, vecs []float32, workers int) error
+	Contains(id uint64) bool
+	Delete(id uint64) bool
+	Len() int
+	Size() int64
+	WriteTo(w io.Writer) (int64, error)
+	// search returns the k nearest vectors passing filter, ascending, with
+	// the SQL operator's distance; param is hnsw's ef_search.
+	search(q []float32, k, param int, filter func(id uint64) bool) ([]IndexHit, error)
+}
+
+// IndexHit is a row a vector index found: its id and the SQL operator's
+// distance (Euclidean for <->, the negative inner product for <#>, the
+// cosine distance for <=>).
+type IndexHit struct {
+	ID       uint64
+	Distance float32
+}
+
+// hnswGraph is an hnsw.Index as an annIndex.
+type hnswGraph struct{ *hnsw.Index }
+
+func (g hnswGraph) search(q []float32, k, ef int, filter func(id uint64) bool) ([]IndexHit, error) {
+	res, err := g.Search(q, k, max(ef, k), filter, nil)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]IndexHit, len(res))
+	for i, r := range res {
+		hits[i] = IndexHit{ID: r.ID, Distance: r.Distance}
+	}
+	return hits, nil
 }
 
 // indexMetric returns the graph metric of an operator class.
@@ -74,7 +112,7 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 	if err != nil {
 		return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
 	}
-	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
+	return &vectorIndex{desc: ix, typ: typ, graph: hnswGraph{g}, nodeFrag: make(map[uint64]uint64),
 		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
 }
 
@@ -271,7 +309,7 @@ func (db *DB) loadIndex(ctx context.Context, ts *tableState, ix IndexDesc) *vect
 	if err != nil {
 		return nil
 	}
-	vi.graph, vi.savedKey, vi.savedNodes = g, key, g.Len()
+	vi.graph, vi.savedKey, vi.savedNodes = hnswGraph{g}, key, g.Len()
 	snap := db.kv.NewSnapshot()
 	frags, err := db.liveFragments(snap, t)
 	snap.Close()
@@ -396,11 +434,11 @@ func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragm
 
 // IndexSearch searches the hnsw index indexID of t for the k rows nearest
 // to q, of those the txn's snapshot sees that pass allow (nil: all), with
-// ef candidates. hits holds what the graph found, as hnsw.Result (the SQL
+// param (hnsw.ef_search). hits holds what the index found (the SQL
 // operator's distance); rest the row groups the graph does not cover, for
 // the caller to search exactly. ok is false when the index cannot serve
 // the snapshot: every group is then in rest.
-func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, ef int, allow func(id uint64) bool) (hits []hnsw.Result, rest []RowGroup, ok bool, err error) {
+func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param int, allow func(id uint64) bool) (hits []IndexHit, rest []RowGroup, ok bool, err error) {
 	groups, err := txn.RowGroups(t)
 	if err != nil {
 		return nil, nil, false, err
@@ -441,7 +479,7 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, ef int
 		}
 		return allow == nil || allow(id)
 	}
-	hits, err = vi.graph.Search(q, k, max(ef, k), filter, nil)
+	hits, err = vi.graph.search(q, k, param, filter)
 	if err != nil {
 		return nil, nil, false, pgerror.Wrapf(err, pgerror.InternalError, "searching index %q", vi.desc.Name)
 	}
