@@ -86,7 +86,7 @@ func batchBytes(m metric, q []float32, data []byte, dim int, out []float32) {
 		}
 		return
 	}
-	var buf [blockLen]float32
+	var buf [blockLen]float32 // NB: stays on the stack; copy and the kernels do not keep it
 	var qq float64
 	if m == metricCosine {
 		qq = float64(SquaredNorm(q))
@@ -97,12 +97,24 @@ func batchBytes(m metric, q []float32, data []byte, dim int, out []float32) {
 		for j := 0; j < dim; j += blockLen {
 			n := min(blockLen, dim-j)
 			b := buf[:n]
-			for k := range b {
-				b[k] = math.Float32frombits(binary.LittleEndian.Uint32(row[(j+k)*4:]))
-			}
+			decodeFloat32s(b, row[4*j:4*(j+n)])
 			acc, bb = accumulate(m, q[j:j+n], b, acc, bb)
 		}
 		out[i] = finish(m, acc, bb, qq)
+	}
+}
+
+// decodeFloat32s fills dst from the little-endian bytes src (4*len(dst) of
+// them, any alignment). On a little-endian machine that is a memmove, which
+// copies unaligned bytes at full speed.
+func decodeFloat32s(dst []float32, src []byte) {
+	if littleEndian {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst)), src)
+		return
+	}
+	src = src[:4*len(dst)]
+	for k := range dst {
+		dst[k] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*k:]))
 	}
 }
 

@@ -110,6 +110,13 @@ func Float32sToFloat16s(dst []uint16, src []float32) {
 // from src.
 func float16BytesToFloat32s(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
+	if littleEndian && len(dst) <= blockLen {
+		// memmove into an aligned buffer, then the (F16C) bulk conversion.
+		var h [blockLen]uint16
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&h[0])), 2*len(dst)), src)
+		Float16sToFloat32s(dst, h[:len(dst)])
+		return
+	}
 	for i := range dst {
 		dst[i] = Float16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
 	}

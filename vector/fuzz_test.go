@@ -46,7 +46,7 @@ func fuzzRef(name string, a, b []float32) (want, tol float64, ok bool) {
 	return 1 - math.Max(-1, math.Min(1, ab/math.Sqrt(aa*bb))), 1e-4, true
 }
 
-func decodeFloat32s(b []byte) []float32 {
+func decodeAll(b []byte) []float32 {
 	v := make([]float32, len(b)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
@@ -73,7 +73,7 @@ func FuzzBatchBytes(f *testing.F) {
 		if len(raw) < 4*dim {
 			return
 		}
-		q := decodeFloat32s(raw[:4*dim])
+		q := decodeAll(raw[:4*dim])
 		rest := raw[4*dim:]
 		o := int(off % 4)
 		data := make([]byte, o+len(rest))[o:]
@@ -85,7 +85,7 @@ func FuzzBatchBytes(f *testing.F) {
 				out := make([]float32, rows)
 				k.bytes(q, data, dim, out)
 				for i, got := range out {
-					row := decodeFloat32s(data[4*dim*i : 4*dim*(i+1)])
+					row := decodeAll(data[4*dim*i : 4*dim*(i+1)])
 					fuzzCompare(t, k.name, "BatchBytes", got, q, row)
 					fuzzCompare(t, k.name, "pairwise", k.pair(q, row), q, row)
 				}
