@@ -29,6 +29,7 @@ export BENCH_EF=${BENCH_EF:-40,100,200} BENCH_CLIENTS=$clients BENCH_EXACT_QUERI
 . "$repo/bench/lib.sh"
 bench_init ann
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)
 
 # 1. Build; the anchors' packages (kept in bench/ann/anchors/node_modules);
 # the data and its exact top-10.
@@ -62,6 +63,6 @@ fi
 
 # 4. The tables.
 echo
-echo "$rows × 128-d clustered vectors, $queries queries (exact passes: $exact), k=10; $machine"
+echo "$rows × 128-d clustered vectors, $queries queries (exact passes: $exact), k=10; deeplaked built at $commit; $machine"
 echo "load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$work/ann" table "$results"
