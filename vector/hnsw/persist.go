@@ -323,7 +323,7 @@ func readSlice[T uint8 | uint32 | uint64 | float32](d *decoder, count int) ([]T,
 		d.buf = make([]byte, chunk)
 	}
 	size := int(unsafe.Sizeof(T(0)))
-	out := make([]T, 0, min(count, 1<<16))
+	out := make([]T, 0, min(count, 4<<20)) // then doubling as bytes arrive
 	per := chunk / size
 	le := binary.LittleEndian
 	for len(out) < count {
