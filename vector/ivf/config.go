@@ -3,30 +3,44 @@ package ivf
 import (
 	"errors"
 	"fmt"
-
-	"github.com/deeplaked/deeplaked/vector/hnsw"
 )
 
-// Metric is the distance an index orders by. It is hnsw's type, so that the
-// two index kinds share one vocabulary (and one Result type) behind the
-// storage layer's interface.
-type Metric = hnsw.Metric
+// Metric is the distance an index orders by. Each matches a pgvector
+// operator class; the values are hnsw.Metric's, so the storage layer maps
+// one to the other by conversion.
+type Metric uint8
 
-// The metrics, each a pgvector operator class.
 const (
 	// L2 is Euclidean distance (vector_l2_ops, operator <->).
-	L2 = hnsw.L2
-	// InnerProduct is the negative inner product (vector_ip_ops, <#>).
-	InnerProduct = hnsw.InnerProduct
-	// Cosine is 1 - cos(a, b) (vector_cosine_ops, <=>). Vectors are
+	L2 Metric = iota + 1
+	// InnerProduct is the negative inner product (vector_ip_ops, operator <#>),
+	// so that smaller is nearer as for the other metrics.
+	InnerProduct
+	// Cosine is 1 - cos(a, b) (vector_cosine_ops, operator <=>). Vectors are
 	// normalized on insert and at query time; zero vectors are not indexed.
-	Cosine = hnsw.Cosine
+	Cosine
 )
 
-// Result is one neighbour found by Search: an id and the value of the
-// metric's SQL operator (Euclidean distance, negative inner product or
-// cosine distance), as hnsw reports it.
-type Result = hnsw.Result
+// String returns the pgvector operator class of m.
+func (m Metric) String() string {
+	switch m {
+	case L2:
+		return "vector_l2_ops"
+	case InnerProduct:
+		return "vector_ip_ops"
+	case Cosine:
+		return "vector_cosine_ops"
+	}
+	return fmt.Sprintf("Metric(%d)", uint8(m))
+}
+
+// Result is one neighbour found by Search.
+type Result struct {
+	ID uint64
+	// Distance is the value of the metric's SQL operator: Euclidean distance
+	// (<->), negative inner product (<#>) or cosine distance (<=>).
+	Distance float32
+}
 
 // pgvector's defaults and limits for the lists option and ivfflat.probes.
 const (

@@ -423,3 +423,55 @@ func TestSearchAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A search at probes p returns exactly the k nearest rows of the p lists
+// whose centroids are nearest the query, no more lists and no fewer.
+func TestProbesScanNearestLists(t *testing.T) {
+	const dim, n = 16, 4000
+	vecs := clustered(n, dim, 8, 17) // fewer clusters than lists: lists split them
+	queries := perturb(clustered(30, dim, 8, 17), 18)
+	ids := seqIDs(n, 0)
+	for _, m := range metrics {
+		x := build(t, Config{Dim: dim, Lists: 40, Metric: m, Seed: 5}, ids, vecs, 0)
+		var got []Result
+		for _, p := range []int{1, 3, 10} {
+			diff := 0
+			for i := range 30 {
+				q := queries[i*dim : (i+1)*dim]
+				got, _ = x.Search(q, 10, p, nil, got)
+				cq := q
+				if m == Cosine {
+					cq = make([]float32, dim)
+					normalize(cq, q)
+				}
+				cd := make([]float32, x.Lists())
+				centroidDists(m, cq, x.centroids, dim, cd)
+				order := make([]int32, len(cd))
+				for c := range order {
+					order[c] = int32(c)
+				}
+				sortLists(order, cd)
+				probed := map[uint64]bool{}
+				for _, c := range order[:p] {
+					for _, id := range x.lists[c].ids {
+						probed[id] = true
+					}
+				}
+				want := exact(m, dim, ids, vecs, q, 10, func(id uint64) bool { return probed[id] })
+				if len(want) < 10 {
+					continue // the iterative scan goes further
+				}
+				if r := recall(got, want); r != 1 {
+					t.Fatalf("%v probes=%d query %d: %v, want %v", m, p, i, got, want)
+				}
+				if recall(got, exact(m, dim, ids, vecs, q, 10, nil)) < 1 {
+					diff++
+				}
+			}
+			t.Logf("%v probes=%d: %d of 30 queries miss a true neighbour", m, p, diff)
+			if p == 1 && diff == 0 {
+				t.Fatalf("%v: one list of 40 held every query's true neighbours: too easy to test probes", m)
+			}
+		}
+	}
+}
