@@ -24,6 +24,9 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			for i := 0; i < n; i += 7 {
 				x.Delete(ids[i])
 			}
+			if vecBytes := int64(n * dim * 4); x.Size() < vecBytes {
+				t.Fatalf("Size = %d, below the %d bytes of vectors", x.Size(), vecBytes)
+			}
 			var buf bytes.Buffer
 			wrote, err := x.WriteTo(&buf)
 			if err != nil || wrote != int64(buf.Len()) {

@@ -51,6 +51,8 @@ func (a *acceptor) ok(n uint32) bool {
 //
 // Search allocates nothing once its pooled scratch has warmed up; dst is
 // appended to and returned. It may run concurrently with Add and Delete.
+// NB: filter runs while the search holds the index's arenas shared; it must
+// not call Add, Delete or Reserve on the same index.
 func (x *Index) Search(q []float32, k, ef int, filter func(id uint64) bool, dst []Result) ([]Result, error) {
 	dst = dst[:0]
 	s := x.pool.get()
