@@ -36,8 +36,11 @@ func cosineNormalized(a, b []float32) float32 { return 1 - dotKernel(a, b) }
 // reported turns an internal distance into the value of the metric's SQL
 // operator (<->, <#>, <=>).
 func reported(m Metric, d float32) float32 {
-	if m == L2 {
+	switch m {
+	case L2:
 		return float32(math.Sqrt(float64(d)))
+	case Cosine:
+		return min(max(d, 0), 2) // rounding can leave 1 - a·b just outside [0, 2]
 	}
 	return d
 }

@@ -360,15 +360,40 @@ func TestSearchAllocs(t *testing.T) {
 	vecs := clustered(n, dim, 10, 1)
 	x := build(t, Config{Dim: dim, Metric: Cosine}, seqIDs(n, 0), vecs, 1)
 	x.Delete(3)
-	dst := make([]Result, 0, 10)
+	dst := make([]Result, 0, 10) // k, not ef: Search must not need room for ef
 	// No filter, a filter the walk serves, a filter the exact scan serves.
 	for _, keep := range []func(uint64) bool{nil, func(id uint64) bool { return id%2 == 0 }, func(id uint64) bool { return id%10 == 0 }} {
-		x.Search(vecs[:dim], 10, 100, keep, dst) // warm the pool
+		x.Search(vecs[:dim], 10, 100, keep, make([]Result, 0, 10)) // warm the pool
 		allocs := testing.AllocsPerRun(100, func() {
 			dst, _ = x.Search(vecs[:dim], 10, 100, keep, dst)
 		})
 		if allocs != 0 {
 			t.Fatalf("Search allocates %.1f times per call", allocs)
+		}
+	}
+}
+
+// Equal distances come back by ascending id, also across the k-th place.
+func TestTiesByID(t *testing.T) {
+	x, err := New(Config{Dim: 2, Metric: L2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := map[uint64][]float32{9: {1, 0}, 3: {0, 1}, 7: {-1, 0}, 1: {0, -1}, 4: {2, 2}}
+	for _, id := range []uint64{9, 3, 7, 1, 4} {
+		if err := x.Add(id, pts[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := x.Search([]float32{0, 0}, 2, 0, nil, nil)
+	if len(got) != 2 || got[0].ID != 1 || got[1].ID != 3 || got[0].Distance != 1 {
+		t.Fatalf("got %v, want ids 1 and 3 at distance 1", got)
+	}
+	got, _ = x.Search([]float32{0, 0}, 5, 0, nil, nil)
+	want := []uint64{1, 3, 7, 9, 4}
+	for i, r := range got {
+		if r.ID != want[i] {
+			t.Fatalf("got %v, want ids %v", got, want)
 		}
 	}
 }

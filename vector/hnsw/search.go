@@ -101,6 +101,14 @@ func (x *Index) Search(q []float32, k, ef int, filter func(id uint64) bool, dst 
 	if acc != nil {
 		s.acc = acceptor{} // drop the filter's closure before pooling
 	}
+	// Keep k, and whatever ties the k-th, for the order by id below.
+	if len(res) > k {
+		cut := k
+		for cut < len(res) && res[cut].d == res[k-1].d {
+			cut++
+		}
+		res = res[:cut]
+	}
 	for _, r := range res {
 		dst = append(dst, Result{ID: x.ids[r.n], Distance: reported(x.cfg.Metric, r.d)})
 	}
