@@ -255,6 +255,10 @@ func TestTrainSmallSample(t *testing.T) {
 			t.Fatalf("%v: %v", m, got)
 		}
 	}
+	ip, _ := New(Config{Dim: 2, Metric: InnerProduct})
+	if err := ip.AddBatch([]uint64{1, 2}, []float32{0, 0, 0, 0}, 1); err != nil || ip.Lists() != 1 || ip.Len() != 2 {
+		t.Fatalf("zero vectors under InnerProduct: %v, %d lists, %d rows", err, ip.Lists(), ip.Len())
+	}
 	x, _ := New(Config{Dim: 2, Metric: Cosine})
 	if err := x.Train([]float32{0, 0}, 1); !errors.Is(err, ErrEmptySample) {
 		t.Fatalf("Train on a zero vector under Cosine: %v", err)

@@ -18,7 +18,7 @@ import (
 // is (GOMAXPROCS when <= 0). A sample of no more distinct rows than lists
 // makes each distinct row a centroid, so the index gets fewer lists; under
 // Cosine zero vectors are left out, and a sample with no other row returns
-// ErrEmptySample. An index already trained returns ErrTrained.
+// ErrEmptySample (under InnerProduct a sample of zero vectors gives one list). An index already trained returns ErrTrained.
 func (x *Index) Train(sample []float32, workers int) error {
 	d := x.cfg.Dim
 	if len(sample)%d != 0 {
@@ -100,13 +100,18 @@ func (x *Index) train(sample []float32, workers int) error {
 		raw, space = sample, sample
 	}
 	n = len(space) / d
-	if n == 0 {
-		return ErrEmptySample
-	}
 	var centroids []float32
-	if n <= x.cfg.Lists {
+	switch {
+	case n == 0 && m == InnerProduct && len(sample) > 0:
+		// Only zero vectors, which inner product indexes: one list, with
+		// any unit centroid.
+		centroids = make([]float32, d)
+		centroids[0] = 1
+	case n == 0:
+		return ErrEmptySample
+	case n <= x.cfg.Lists:
 		centroids = distinctRows(space, d)
-	} else {
+	default:
 		km := kmeans{d: d, k: x.cfg.Lists, n: n, raw: raw, space: space, spherical: spherical, workers: workers}
 		centroids = km.run(rand.New(rand.NewPCG(x.cfg.Seed, 0x6b6d65616e73)))
 	}
