@@ -433,7 +433,7 @@ func (w *topKWorker) batchDistances(vec *types.Vec) bool {
 
 func (w *topKWorker) scan(g *storage.RowGroup) error {
 	n := w.o.n
-	sc, err := w.o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search), Group: g, Borrow: true})
+	sc, err := w.o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search), Group: g, Borrow: true, Cached: true})
 	if err != nil {
 		return err
 	}

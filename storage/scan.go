@@ -32,6 +32,10 @@ type ScanOptions struct {
 	// for a reader that only reads the values. Batches then end where
 	// such a column's chunk does.
 	Borrow bool
+	// Cached reads chunks through the database's cache of decoded chunks
+	// (Options.ChunkCacheBytes), for scans repeated over one table such as
+	// exact vector searches; other scans bypass it.
+	Cached bool
 }
 
 // ZonePred is the condition `column Op value`, value being row Row of Val.
@@ -251,6 +255,7 @@ func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanne
 		s.own = make([]types.Vec, len(opts.Cols))
 	}
 	s.loader = newChunkLoader(db, t)
+	s.loader.cached = opts.Cached
 	return s
 }
 
@@ -630,6 +635,9 @@ type chunkLoader struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	curs []*colCursor
+	// cached reads through the chunk cache (ScanOptions.Cached): loaded
+	// Vecs are the cache's, shared and never decoded into again.
+	cached bool
 }
 
 func newChunkLoader(db *DB, t *TableDesc) *chunkLoader {
@@ -709,7 +717,7 @@ func (cc *colCursor) at(r int64) error {
 	if ld.err != nil {
 		return ld.err
 	}
-	if cc.vec != nil && cc.vec != cc.mem {
+	if cc.vec != nil && cc.vec != cc.mem && !cc.l.cached {
 		cc.spare = cc.vec
 	}
 	cc.cur, cc.vec = i, ld.vec
@@ -739,11 +747,15 @@ func (cc *colCursor) start(i int) *chunkLoad {
 	}
 	ck := cc.f.Cols[cc.col][i]
 	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
-	db, t, ctx, typ := cc.l.db, cc.l.t, cc.l.ctx, cc.typ
+	db, t, ctx, typ, cached := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.l.cached
 	go func() {
 		defer close(ld.done)
 		db.loadSem <- struct{}{}
 		defer func() { <-db.loadSem }()
+		if cached {
+			ld.vec, ld.err = db.cachedChunk(ctx, t, key, typ, ck)
+			return
+		}
 		ld.err = db.readChunk(ctx, t, key, typ, ck, vec)
 		ld.vec = vec
 	}()
