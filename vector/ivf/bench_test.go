@@ -30,6 +30,14 @@ var bench struct {
 	truth1  [][]Result // per query, exact top benchK among ids%100 == 0
 	trainT  time.Duration
 	addT    time.Duration
+
+	// hard is a second set: the same size drawn from one gaussian, data
+	// without clusters for k-means to find, so that probes matter.
+	hard struct {
+		vecs, queries []float32
+		x             *Index
+		truth         [][]Result
+	}
 }
 
 func benchSetup(b *testing.B) {
@@ -59,9 +67,31 @@ func benchSetup(b *testing.B) {
 			}()
 		}
 		wg.Wait()
+
+		h := &bench.hard
+		h.vecs = clustered(benchN, benchDim, 1, 103)
+		h.queries = perturb(clustered(benchHardQueries, benchDim, 1, 103), 104)
+		h.x, _ = New(Config{Dim: benchDim, Lists: benchLists, Metric: L2, Seed: 1})
+		if err := h.x.AddBatch(bench.ids, h.vecs, 0); err != nil {
+			b.Fatal(err)
+		}
+		h.truth = make([][]Result, benchHardQueries)
+		for w := range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < benchHardQueries; i += procs {
+					q := h.queries[i*benchDim : (i+1)*benchDim]
+					h.truth[i] = exact(L2, benchDim, bench.ids, h.vecs, q, benchK, nil)
+				}
+			}()
+		}
+		wg.Wait()
 	})
 	b.ResetTimer()
 }
+
+const benchHardQueries = 200
 
 func onePercent(id uint64) bool { return id%100 == 0 }
 
@@ -112,24 +142,31 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // BenchmarkSearch measures one query per op over the 100k×128 index of 100
-// lists, with recall@10 against the exact answers computed in the same run.
+// lists, with recall@10 against the exact answers computed in the same run,
+// and over the same number of rows drawn from one gaussian ("gaussian").
 // "brute" probes every list, an exact scan with the same kernels: the anchor
 // the other figures compare with. It also reports the build (train and add
 // on GOMAXPROCS workers).
 func BenchmarkSearch(b *testing.B) {
 	benchSetup(b)
 	x := bench.x
+	h := &bench.hard
 	for _, tc := range []struct {
-		name   string
-		probes int
-		filter func(uint64) bool
-		truth  [][]Result
+		name    string
+		x       *Index
+		queries []float32
+		probes  int
+		filter  func(uint64) bool
+		truth   [][]Result
 	}{
-		{"brute", benchLists, nil, bench.truth},
-		{"probes=1", 1, nil, bench.truth},
-		{"probes=10", 10, nil, bench.truth},
-		{"probes=40", 40, nil, bench.truth},
-		{"filter=1%/probes=10", 10, onePercent, bench.truth1},
+		{"brute", x, bench.queries, benchLists, nil, bench.truth},
+		{"probes=1", x, bench.queries, 1, nil, bench.truth},
+		{"probes=10", x, bench.queries, 10, nil, bench.truth},
+		{"probes=40", x, bench.queries, 40, nil, bench.truth},
+		{"filter=1%/probes=10", x, bench.queries, 10, onePercent, bench.truth1},
+		{"gaussian/probes=1", h.x, h.queries, 1, nil, h.truth},
+		{"gaussian/probes=10", h.x, h.queries, 10, nil, h.truth},
+		{"gaussian/probes=40", h.x, h.queries, 40, nil, h.truth},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -137,8 +174,8 @@ func BenchmarkSearch(b *testing.B) {
 			var sum float64
 			i := 0
 			for b.Loop() {
-				qi := i % benchQueries
-				dst, _ = x.Search(bench.queries[qi*benchDim:][:benchDim], benchK, tc.probes, tc.filter, dst)
+				qi := i % len(tc.truth)
+				dst, _ = tc.x.Search(tc.queries[qi*benchDim:][:benchDim], benchK, tc.probes, tc.filter, dst)
 				sum += recall(dst, tc.truth[qi])
 				i++
 			}
