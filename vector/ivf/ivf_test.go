@@ -479,3 +479,27 @@ func TestProbesScanNearestLists(t *testing.T) {
 		}
 	}
 }
+
+// Equal distances come back by ascending id, whatever the insertion order
+// and list.
+func TestTiesByID(t *testing.T) {
+	for _, m := range metrics {
+		x, _ := New(Config{Dim: 2, Lists: 2, Metric: m})
+		if err := x.Train([]float32{1, 0, 0, 1}, 1); err != nil {
+			t.Fatal(err)
+		}
+		ids := []uint64{50, 3, 90, 1, 7, 60}
+		vecs := []float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, 3}
+		if err := x.AddBatch(ids, vecs, 2); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := x.Search([]float32{1, 1}, 4, 2, nil, nil)
+		var gotIDs []uint64
+		for _, r := range got {
+			gotIDs = append(gotIDs, r.ID)
+		}
+		if !slices.Equal(gotIDs, []uint64{1, 3, 7, 50}) || got[0].Distance != got[3].Distance {
+			t.Fatalf("%v: %v", m, got)
+		}
+	}
+}
