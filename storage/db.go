@@ -49,7 +49,14 @@ type Options struct {
 	// ChunkCacheBytes is the budget of decoded column chunks kept for
 	// random access (primary key lookups); 0 means DefaultChunkCacheBytes.
 	ChunkCacheBytes int64
+	// WholeChunkFetch is the stored size up to which FetchRows reads a
+	// chunk whole through the chunk cache rather than the byte ranges of
+	// its rows; 0 means DefaultWholeChunkFetch, negative always ranges.
+	WholeChunkFetch int64
 }
+
+// DefaultWholeChunkFetch is Options.WholeChunkFetch's default.
+const DefaultWholeChunkFetch = 256 << 10
 
 // DefaultVersionRetention is how long old table versions are kept.
 const DefaultVersionRetention = 7 * 24 * time.Hour
@@ -139,6 +146,9 @@ func Open(opts Options) (*DB, error) {
 	}
 	if opts.ChunkCacheBytes <= 0 {
 		opts.ChunkCacheBytes = DefaultChunkCacheBytes
+	}
+	if opts.WholeChunkFetch == 0 {
+		opts.WholeChunkFetch = DefaultWholeChunkFetch
 	}
 	if opts.FlushRows <= 0 {
 		opts.FlushRows = DefaultFlushRows

@@ -39,6 +39,8 @@ type ftOpts struct {
 	// keepOnlyCurrent retains only the current version, so that
 	// compaction drops deleted rows at once.
 	keepOnlyCurrent bool
+	// rangeFetch makes FetchRows read every chunk by byte ranges.
+	rangeFetch bool
 }
 
 // faultDB opens an in-memory DB whose objects go through a FaultStore
@@ -54,6 +56,9 @@ func faultDB(t *testing.T, o ftOpts) (*storage.DB, *storage.FaultStore, *storage
 	}
 	opts := storage.Options{InMemory: true, Store: fs, FlushRows: o.flushRows, NoCompaction: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if o.rangeFetch {
+		opts.WholeChunkFetch = -1
+	}
 	if o.keepOnlyCurrent {
 		opts.VersionRetention = -1
 	}
@@ -469,7 +474,8 @@ func ftFragmented(t *testing.T, db *storage.DB, tbl *storage.TableDesc) []int64 
 // TestFaultScanReadError fails chunk reads: the scan (or fetch) returns
 // the error, after only correct rows, and the next one succeeds.
 func TestFaultScanReadError(t *testing.T) {
-	db, fs, tbl := faultDB(t, ftOpts{})
+	// Point reads go through byte ranges even of these small chunks.
+	db, fs, tbl := faultDB(t, ftOpts{rangeFetch: true})
 	all := ftFragmented(t, db, tbl)
 	for _, nth := range []int{1, 7, 40} {
 		in := fs.Inject(storage.Fault{Ops: ftOps(storage.ObjectGet), EveryNth: nth, Times: 1, Err: storage.ErrInjected})

@@ -179,6 +179,17 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		return nil
 	}
 	h, ok := f.headers[key]
+	if !ok && ck.Size <= f.db.opts.WholeChunkFetch {
+		// A small chunk is read and decoded whole, once, into the cache:
+		// the next rows fetched from it (this query's and the next ones')
+		// cost no read.
+		v, err := f.db.cachedChunk(ctx, f.t, key, typ, ck)
+		if err != nil {
+			return err
+		}
+		dst.AppendFrom(v, i)
+		return nil
+	}
 	if !ok {
 		head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
 		if err != nil {
