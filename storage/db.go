@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // DefaultWholeChunkFetch is Options.WholeChunkFetch's default.
-const DefaultWholeChunkFetch = 256 << 10
+const DefaultWholeChunkFetch = 16 << 20
 
 // DefaultVersionRetention is how long old table versions are kept.
 const DefaultVersionRetention = 7 * 24 * time.Hour
