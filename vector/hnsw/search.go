@@ -199,7 +199,11 @@ func (x *Index) searchLayer(s *searcher, dist distFunc, q []float32, eps []item,
 			return false
 		}
 	}
-	return true
+	// The walk ran out of candidates: when a filter (or tombstones) left
+	// it short of ef matches, the part of the graph it reached may not be
+	// all there is (many equal vectors can leave few links between their
+	// copies), so an exact scan finds the rest.
+	return scanN == 0 || len(s.res) >= ef || x.walkOnly
 }
 
 // scanCheaper reports whether a filtered walk that has computed evals
