@@ -245,6 +245,12 @@ func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []stora
 		if err != nil {
 			return nil, nil, false, err
 		}
+		if len(pass) <= filteredExactRows {
+			// Few rows pass: their distances, computed exactly, cost less
+			// than a walk through the graph looking for them.
+			hits, err := o.exactIDs(pass, q, k)
+			return hits, nil, err == nil, err
+		}
 		allow = func(id uint64) bool {
 			_, found := slices.BinarySearch(pass, id)
 			return found
@@ -265,15 +271,43 @@ func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []stora
 	return hits, rest, true, nil
 }
 
+// filteredExactRows is how many rows may pass a filter for an index
+// search to compute their distances exactly instead of walking the graph.
+const filteredExactRows = 20000
+
+// exactIDs returns the k nearest of the rows ids (all the snapshot's rows
+// that pass the filter), their vectors fetched by id.
+func (o *vectorTopKOp) exactIDs(ids []uint64, q []float32, k int) ([]hit, error) {
+	n := o.n
+	w := &topKWorker{o: o, q: q, heap: hitHeap{k: k}, arg: vectorArg{t: n.Search.Columns()[n.SearchCol].Type}}
+	col := n.Search.Cols[n.SearchCol]
+	for len(ids) > 0 {
+		if err := o.env.canceled(); err != nil {
+			return nil, err
+		}
+		part := ids[:min(len(ids), types.BatchSize)]
+		ids = ids[len(part):]
+		b, got, err := o.env.Txn.FetchRows(n.Search.Table, []int{col}, part)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.add(b.Cols[0], got, nil); err != nil {
+			return nil, err
+		}
+	}
+	return w.heap.h, nil
+}
+
 // filterIDs returns the ids of the rows that pass the search's filter,
 // ascending, from a scan of the filter's columns.
 func (o *vectorTopKOp) filterIDs() ([]uint64, error) {
 	n := o.n
-	pred, err := o.env.compile(n.Search.Filter)
+	fs := n.FilterScan
+	pred, err := o.env.compile(fs.Filter)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search)})
+	sc, err := o.env.Txn.ScanWith(fs.Table, storage.ScanOptions{Cols: fs.Cols, Preds: zonePreds(fs), Borrow: true, Cached: true})
 	if err != nil {
 		return nil, err
 	}
@@ -458,33 +492,48 @@ func (w *topKWorker) scan(g *storage.RowGroup) error {
 				w.rows = append(w.rows, i)
 			}
 		}
-		vec := b.Cols[n.SearchCol]
-		if w.q != nil && w.batchDistances(vec) {
-			for _, i := range w.rows {
-				h := hit{id: ids[i], dist: w.dists[i]}
-				if h.dist != h.dist {
-					h.class, h.dist = 1, 0
-				}
-				w.heap.push(h)
-			}
-			continue
+		if err := w.add(b.Cols[n.SearchCol], ids, w.rows); err != nil {
+			return err
 		}
-		for _, i := range w.rows {
-			h := hit{id: ids[i], class: 2}
-			if !vec.Nulls[i] && w.q != nil {
-				p := w.arg.row(vec, i)
-				if len(p) != len(w.q) {
-					return pgerror.Newf(pgerror.DataException, "different vector dimensions %d and %d", len(p), len(w.q))
-				}
-				d := searchDistance(n.Op, p, w.q)
-				h.class, h.dist = 0, d
-				if d != d {
-					h.class, h.dist = 1, 0
-				}
+	}
+}
+
+// add pushes rows (nil: all) of vec, the rows ids, into the worker's heap
+// with their distances to the query.
+func (w *topKWorker) add(vec *types.Vec, ids []uint64, rows []int) error {
+	if rows == nil {
+		w.rows = w.rows[:0]
+		for i := range vec.Len() {
+			w.rows = append(w.rows, i)
+		}
+		rows = w.rows
+	}
+	if w.q != nil && w.batchDistances(vec) {
+		for _, i := range rows {
+			h := hit{id: ids[i], dist: w.dists[i]}
+			if h.dist != h.dist {
+				h.class, h.dist = 1, 0
 			}
 			w.heap.push(h)
 		}
+		return nil
 	}
+	for _, i := range rows {
+		h := hit{id: ids[i], class: 2}
+		if !vec.Nulls[i] && w.q != nil {
+			p := w.arg.row(vec, i)
+			if len(p) != len(w.q) {
+				return pgerror.Newf(pgerror.DataException, "different vector dimensions %d and %d", len(p), len(w.q))
+			}
+			d := searchDistance(w.o.n.Op, p, w.q)
+			h.class, h.dist = 0, d
+			if d != d {
+				h.class, h.dist = 1, 0
+			}
+		}
+		w.heap.push(h)
+	}
+	return nil
 }
 
 // searchDistance is a distance that orders rows as op does: L2's square

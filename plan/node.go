@@ -361,6 +361,9 @@ type VectorTopK struct {
 	// class orders by Op: the search walks its graph (hnsw.ef_search)
 	// instead of computing every row's distance.
 	Index *storage.IndexDesc
+	// FilterScan, with Search.Filter, is Scan narrowed to the filter's
+	// columns: an index search reads it to learn which rows pass.
+	FilterScan *Scan
 }
 
 func (n *VectorTopK) Columns() []Column { return n.Scan.Columns() }

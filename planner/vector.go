@@ -47,6 +47,9 @@ func vectorTopK(n plan.Node) plan.Node {
 	vt := &plan.VectorTopK{Scan: scan, Search: search, SearchCol: remap[ref.Idx], Op: call.Op, Query: q,
 		Count: lim.Count, Offset: lim.Offset}
 	vt.Index = indexFor(scan.Table, search.Cols[vt.SearchCol], call.Op)
+	if scan.Filter != nil {
+		vt.FilterScan, _ = narrow(scan, nil)
+	}
 	p := *proj
 	p.Input = vt
 	l := *lim
