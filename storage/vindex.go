@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 	"github.com/deeplaked/deeplaked/vector"
 	"github.com/deeplaked/deeplaked/vector/hnsw"
+	"github.com/deeplaked/deeplaked/vector/ivf"
 )
 
 // vectorIndex is the in-memory state of an hnsw index: the graph over the
@@ -104,16 +106,110 @@ func indexMetric(opclass string) (hnsw.Metric, bool) {
 // newVectorIndex returns the empty state of index ix of t.
 func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 	metric, ok := indexMetric(ix.OpClass)
-	if !ok || ix.Method != "hnsw" {
+	if !ok {
 		return nil, pgerror.Unimplementedf("%s indexes with %s are not supported yet", ix.Method, ix.OpClass)
 	}
 	typ := t.Columns[ix.Column].Type
-	g, err := hnsw.New(hnsw.Config{Dim: typ.Width, M: ix.M, EfConstruction: ix.EfConstruction, Metric: metric, Seed: ix.ID})
-	if err != nil {
-		return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
+	var g annIndex
+	switch ix.Method {
+	case "hnsw":
+		h, err := hnsw.New(hnsw.Config{Dim: typ.Width, M: ix.M, EfConstruction: ix.EfConstruction, Metric: metric, Seed: ix.ID})
+		if err != nil {
+			return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
+		}
+		g = hnswGraph{h}
+	case "ivfflat":
+		l, err := ivf.New(ivf.Config{Dim: typ.Width, Lists: ix.Lists, Metric: ivf.Metric(metric), Seed: ix.ID})
+		if err != nil {
+			return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
+		}
+		g = ivfLists{l}
+	default:
+		return nil, pgerror.Unimplementedf("%s indexes are not supported yet", ix.Method)
 	}
-	return &vectorIndex{desc: ix, typ: typ, graph: hnswGraph{g}, nodeFrag: make(map[uint64]uint64),
+	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
 		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
+}
+
+// ivfLists is an ivf.Index (ivfflat) as an annIndex; its search parameter
+// is ivfflat.probes.
+type ivfLists struct{ *ivf.Index }
+
+func (g ivfLists) search(q []float32, k, probes int, filter func(id uint64) bool) ([]IndexHit, error) {
+	res, err := g.Search(q, k, probes, filter, nil)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]IndexHit, len(res))
+	for i, r := range res {
+		hits[i] = IndexHit{ID: r.ID, Distance: r.Distance}
+	}
+	return hits, nil
+}
+
+// readANN reads a saved index structure of method.
+func readANN(method string, data []byte) (annIndex, int, error) {
+	if method == "ivfflat" {
+		l, err := ivf.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, 0, err
+		}
+		return ivfLists{l}, l.Len(), nil
+	}
+	h, err := hnsw.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, 0, err
+	}
+	return hnswGraph{h}, h.Len(), nil
+}
+
+// trainIVF trains a new ivfflat index on a sample of the table's vectors
+// spread over its fragments (every n-th row), as pgvector samples the
+// table at build time.
+func (db *DB) trainIVF(ctx context.Context, t *TableDesc, vi *vectorIndex, frags []*fragment) error {
+	l := vi.graph.(ivfLists)
+	var total int64
+	for _, f := range frags {
+		total += f.Rows
+	}
+	want := int64(ivf.SampleSize(vi.desc.Lists))
+	step := max(1, total/want)
+	var sample []float32
+	var seen int64
+	for _, f := range frags {
+		s := newScanner(db, t, ScanOptions{Cols: []int{vi.desc.Column}, Borrow: true})
+		s.sources = []scanSource{{frag: f, kind: srcFragment}}
+		for {
+			if err := ctx.Err(); err != nil {
+				s.Close()
+				return pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
+			}
+			b, _, err := s.Next()
+			if err != nil {
+				s.Close()
+				return err
+			}
+			if b == nil {
+				break
+			}
+			v := b.Cols[0]
+			for i := range v.Len() {
+				val := v.Bytes.Get(i)
+				if seen%step == 0 && !v.Nulls[i] && len(val) == vi.typ.Width*vi.typ.VectorElemSize() {
+					sample = appendVector(sample, vi.typ, val)
+				}
+				seen++
+			}
+		}
+		s.Close()
+	}
+	if len(sample) == 0 {
+		return nil // trained on its first rows when some come
+	}
+	if err := l.Train(sample, runtime.GOMAXPROCS(0)); err != nil && !errors.Is(err, ivf.ErrEmptySample) {
+		return pgerror.Wrapf(err, pgerror.InternalError, "building index %q", vi.desc.Name)
+	}
+	return nil
 }
 
 // buildIndex builds index ix of ts over the table's fragments, in
@@ -135,6 +231,11 @@ func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc, load
 	snap.Close()
 	if err != nil {
 		return err
+	}
+	if l, ok := vi.graph.(ivfLists); ok && !l.Trained() {
+		if err := db.trainIVF(ctx, t, vi, frags); err != nil {
+			return err
+		}
 	}
 	for _, f := range frags {
 		if vi.covered[f.ID] {
@@ -300,7 +401,7 @@ func (db *DB) loadIndex(ctx context.Context, ts *tableState, ix IndexDesc) *vect
 		db.log.Warn("storage: the saved copy of an index is unreadable; building it again", "index", ix.Name, "err", err)
 		return nil
 	}
-	g, err := hnsw.Read(bytes.NewReader(data))
+	g, nodes, err := readANN(ix.Method, data)
 	if err != nil {
 		db.log.Warn("storage: the saved copy of an index is corrupt; building it again", "index", ix.Name, "err", err)
 		return nil
@@ -309,7 +410,7 @@ func (db *DB) loadIndex(ctx context.Context, ts *tableState, ix IndexDesc) *vect
 	if err != nil {
 		return nil
 	}
-	vi.graph, vi.savedKey, vi.savedNodes = hnswGraph{g}, key, g.Len()
+	vi.graph, vi.savedKey, vi.savedNodes = g, key, nodes
 	snap := db.kv.NewSnapshot()
 	frags, err := db.liveFragments(snap, t)
 	snap.Close()

@@ -129,10 +129,19 @@ func TestVectorIndexSearch(t *testing.T) {
 	}
 }
 
-// TestVectorIndexPersists closes and reopens a database with an hnsw
-// index: the graph is loaded from its saved copy (no row added again) and
+// TestVectorIndexPersists closes and reopens a database with an hnsw or
+// ivfflat index: the graph is loaded from its saved copy (no row added again) and
 // serves searches; DROP INDEX removes the copy.
 func TestVectorIndexPersists(t *testing.T) {
+	for _, ix := range []IndexDesc{
+		{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 8, EfConstruction: 32},
+		{Name: "vi_v_idx", Method: "ivfflat", Column: 1, OpClass: "vector_l2_ops", Lists: 10},
+	} {
+		t.Run(ix.Method, func(t *testing.T) { testVectorIndexPersists(t, ix) })
+	}
+}
+
+func testVectorIndexPersists(t *testing.T, desc IndexDesc) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
@@ -147,7 +156,7 @@ func TestVectorIndexPersists(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 8, EfConstruction: 32}, false); err != nil {
+	if _, err := db.CreateIndex(ctx, "vi", desc, false); err != nil {
 		t.Fatal(err)
 	}
 	insert(t, db, tbl, vecRows(tbl, 3000, 500))
@@ -171,7 +180,7 @@ func TestVectorIndexPersists(t *testing.T) {
 		t.Fatalf("%d rows added again after a restart", n)
 	}
 	txn := db.Begin()
-	hits, rest, ok, err := txn.IndexSearch(tbl, ix.ID, []float32{5, 5, 5, 1}, 5, 64, nil)
+	hits, rest, ok, err := txn.IndexSearch(tbl, ix.ID, []float32{5, 5, 5, 1}, 5, 10, nil)
 	txn.Rollback()
 	if err != nil || !ok || len(hits) != 5 {
 		t.Fatalf("after the restart: %d hits, ok %v, err %v", len(hits), ok, err)
