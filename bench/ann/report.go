@@ -64,8 +64,12 @@ func report(in io.Reader, w io.Writer) error {
 		if r.EF > 0 {
 			ef = fmt.Sprint(r.EF)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %.0f | %.2f | %.2f | %s |\n",
-			r.System, r.Search, r.Filter, ef, r.Clients, rec, r.QPS, r.P50ms, r.P99ms, planMethod(r.Plan))
+		qps := fmt.Sprintf("%.0f", r.QPS)
+		if r.QPS < 10 {
+			qps = fmt.Sprintf("%.2f", r.QPS)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s | %.2f | %.2f | %s |\n",
+			r.System, r.Search, r.Filter, ef, r.Clients, rec, qps, r.P50ms, r.P99ms, planMethod(r.Plan))
 	}
 	return nil
 }
