@@ -49,6 +49,14 @@ func (c *chunkCache) get(key string) *types.Vec {
 	return nil
 }
 
+// room reports whether an entry of size bytes would be kept (see put)
+// without evicting any.
+func (c *chunkCache) room(size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return size <= c.budget/4 && c.used+size <= c.budget
+}
+
 func (c *chunkCache) put(key string, v *types.Vec) {
 	size := vecSize(v)
 	c.mu.Lock()

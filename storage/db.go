@@ -51,7 +51,8 @@ type Options struct {
 	ChunkCacheBytes int64
 	// WholeChunkFetch is the stored size up to which FetchRows reads a
 	// chunk whole through the chunk cache rather than the byte ranges of
-	// its rows; 0 means DefaultWholeChunkFetch, negative always ranges.
+	// its rows (above 256 KiB only while the cache has room for it); 0
+	// means DefaultWholeChunkFetch, negative always ranges.
 	WholeChunkFetch int64
 }
 

@@ -170,6 +170,10 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 
 // readOne appends row i of chunk ck of column c to dst, with a byte-range
 // read when the chunk allows one.
+// smallChunkFetch is the stored size up to which a chunk is read whole
+// even when the cache is full.
+const smallChunkFetch = 256 << 10
+
 func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
 	key := fragChunkKey(f.t.ID, fr.ID, c, ck.Seq)
 	typ := f.t.Columns[c].Type
@@ -179,10 +183,12 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		return nil
 	}
 	h, ok := f.headers[key]
-	if !ok && ck.Size <= f.db.opts.WholeChunkFetch {
-		// A small chunk is read and decoded whole, once, into the cache:
-		// the next rows fetched from it (this query's and the next ones')
-		// cost no read.
+	if !ok && ck.Size <= f.db.opts.WholeChunkFetch && (ck.Size <= smallChunkFetch || f.db.chunks.room(ck.Size)) {
+		// A chunk is read and decoded whole, once, into the cache: the
+		// next rows fetched from it (this query's and the next ones')
+		// cost no read. A large one only while the cache has room: once
+		// the table outgrows the cache, whole reads would only evict each
+		// other, and byte ranges read less.
 		v, err := f.db.cachedChunk(ctx, f.t, key, typ, ck)
 		if err != nil {
 			return err

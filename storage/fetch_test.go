@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -56,5 +57,43 @@ func TestFetchRowsByteRange(t *testing.T) {
 	// one 64 KiB block each, far less than the chunks.
 	if read := db.Stats().RangeBytes.Load() - before; read == 0 || read > 3*(64<<10+4096) {
 		t.Fatalf("byte-range reads fetched %d bytes", read)
+	}
+}
+
+// TestFetchRowsWholeChunksWhileRoom fetches rows from tensor chunks of
+// about 300 KiB through a cache of 1.25 MiB (an entry may take a quarter):
+// the first chunk is read whole into the cache, later ones, which no
+// longer fit, by byte ranges, and every row fetched is right.
+func TestFetchRowsWholeChunksWhileRoom(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, ChunkCacheBytes: 1280 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	desc := intTable("w", 300<<10)
+	desc.Columns[2].Compression = "none"
+	tbl := createTable(t, db, desc)
+	insert(t, db, tbl, intRows(0, 10000)) // about 2.5 MB of tensors: 9 chunks
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, ids := scanAll(t, db, nil, tbl, nil)
+	rows := intRows(0, 10000)
+	txn := db.Begin()
+	defer txn.Rollback()
+	for _, i := range []int{10, 20, 1500, 3000, 4500, 6000, 7500, 9000, 15} {
+		b, _, err := txn.FetchRows(tbl, []int{2}, []uint64{ids[i]})
+		if err != nil || b.Len() != 1 {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		if !bytes.Equal(b.Cols[0].Bytes.Get(0), rows.Cols[2].Bytes.Get(i)) {
+			t.Fatalf("row %d: tensor differs", i)
+		}
+	}
+	if db.Stats().ChunkCacheHits.Load() == 0 {
+		t.Fatal("no fetch was answered by the cache: the first chunk was not read whole")
+	}
+	if db.Stats().RangeReads.Load() == 0 {
+		t.Fatal("no byte-range read: chunks that no longer fit the cache were read whole")
 	}
 }
