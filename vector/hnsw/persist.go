@@ -2,14 +2,12 @@ package hnsw
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"math"
-	"slices"
-	"unsafe"
+
+	"github.com/deeplaked/deeplaked/vector/internal/binio"
 )
 
 // The stored form of an index, all integers little-endian:
@@ -60,7 +58,7 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	x.epMu.RUnlock()
 
 	n := int(x.n.Load())
-	ew := &encoder{w: w, crc: crc32.New(castagnoli), buf: make([]byte, 0, 64<<10)}
+	ew := binio.NewEncoder(w)
 	h := make([]byte, 0, headerSize)
 	h = append(h, magic...)
 	h = binary.LittleEndian.AppendUint32(h, formatVersion)
@@ -75,92 +73,36 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	h = binary.LittleEndian.AppendUint32(h, uint32(top))
 	h = binary.LittleEndian.AppendUint64(h, uint64(x.upperUsed))
 	h = binary.LittleEndian.AppendUint32(h, crc32.Checksum(h, castagnoli))
-	ew.raw(h)
+	ew.Raw(h)
 
 	for _, id := range x.ids[:n] {
-		ew.u64(id)
+		ew.U64(id)
 	}
-	ew.bytes(x.levels[:n])
+	ew.Bytes(x.levels[:n])
 	for i := range n {
 		var b byte
 		if x.state[i]&stateDeleted != 0 {
 			b = 1
 		}
-		ew.byte(b)
+		ew.Byte(b)
 	}
 	for _, f := range x.vecs[:n*x.cfg.Dim] {
-		ew.u32(math.Float32bits(f))
+		ew.U32(math.Float32bits(f))
 	}
 	for _, v := range x.links0[:n*(x.m0+1)] {
-		ew.u32(v)
+		ew.U32(v)
 	}
 	for i := range n {
 		if lv := int(x.levels[i]); lv > 0 {
 			off := int(x.upperOff[i])
 			for _, v := range x.upper[off : off+lv*(x.cfg.M+1)] {
-				ew.u32(v)
+				ew.U32(v)
 			}
 		}
 	}
-	ew.flush()
-	ew.raw(binary.LittleEndian.AppendUint32(nil, ew.crc.Sum32()))
-	return ew.n, ew.err
-}
-
-// encoder buffers writes and checksums what passes through ew.bytes.
-type encoder struct {
-	w   io.Writer
-	crc hash.Hash32
-	buf []byte
-	n   int64
-	err error
-}
-
-func (e *encoder) raw(b []byte) {
-	if e.err != nil {
-		return
-	}
-	k, err := e.w.Write(b)
-	e.n += int64(k)
-	e.err = err
-}
-
-func (e *encoder) flush() {
-	e.crc.Write(e.buf)
-	e.raw(e.buf)
-	e.buf = e.buf[:0]
-}
-
-func (e *encoder) bytes(b []byte) {
-	for len(b) > 0 {
-		if len(e.buf) == cap(e.buf) {
-			e.flush()
-		}
-		k := min(len(b), cap(e.buf)-len(e.buf))
-		e.buf = append(e.buf, b[:k]...)
-		b = b[k:]
-	}
-}
-
-func (e *encoder) byte(b byte) {
-	if len(e.buf) == cap(e.buf) {
-		e.flush()
-	}
-	e.buf = append(e.buf, b)
-}
-
-func (e *encoder) u32(v uint32) {
-	if cap(e.buf)-len(e.buf) < 4 {
-		e.flush()
-	}
-	e.buf = binary.LittleEndian.AppendUint32(e.buf, v)
-}
-
-func (e *encoder) u64(v uint64) {
-	if cap(e.buf)-len(e.buf) < 8 {
-		e.flush()
-	}
-	e.buf = binary.LittleEndian.AppendUint64(e.buf, v)
+	ew.Flush()
+	ew.Raw(binary.LittleEndian.AppendUint32(nil, ew.Sum32()))
+	return ew.Result()
 }
 
 // Read loads an index written by WriteTo. It reads exactly the stored bytes
@@ -168,9 +110,9 @@ func (e *encoder) u64(v uint64) {
 // stream, sizes or links that do not fit together) returns an error wrapping
 // ErrCorrupt; errors of r itself are returned wrapped as they are.
 func Read(r io.Reader) (*Index, error) {
-	d := &decoder{r: r, crc: crc32.New(castagnoli)}
+	d := binio.NewDecoder(r, ErrCorrupt)
 	h := make([]byte, headerSize)
-	if err := d.full(h); err != nil {
+	if err := d.Full(h); err != nil {
 		return nil, err
 	}
 	if string(h[:8]) != magic {
@@ -207,23 +149,23 @@ func Read(r io.Reader) (*Index, error) {
 	n := int(nodes)
 	x := newIndex(cfg)
 
-	ids, err := readSlice[uint64](d, n)
+	ids, err := binio.ReadSlice[uint64](d, n)
 	if err != nil {
 		return nil, err
 	}
-	levels, err := readSlice[uint8](d, n)
+	levels, err := binio.ReadSlice[uint8](d, n)
 	if err != nil {
 		return nil, err
 	}
-	stateBytes, err := readSlice[uint8](d, n)
+	stateBytes, err := binio.ReadSlice[uint8](d, n)
 	if err != nil {
 		return nil, err
 	}
-	vecs, err := readSlice[float32](d, n*cfg.Dim)
+	vecs, err := binio.ReadSlice[float32](d, n*cfg.Dim)
 	if err != nil {
 		return nil, err
 	}
-	links0, err := readSlice[uint32](d, n*(x.m0+1))
+	links0, err := binio.ReadSlice[uint32](d, n*(x.m0+1))
 	if err != nil {
 		return nil, err
 	}
@@ -239,13 +181,13 @@ func Read(r io.Reader) (*Index, error) {
 	if used != upperWords {
 		return nil, fmt.Errorf("%w: levels need %d upper words, header says %d", ErrCorrupt, used, upperWords)
 	}
-	upper, err := readSlice[uint32](d, int(upperWords))
+	upper, err := binio.ReadSlice[uint32](d, int(upperWords))
 	if err != nil {
 		return nil, err
 	}
-	sum := d.crc.Sum32()
+	sum := d.Sum32()
 	tail := make([]byte, 4)
-	if err := d.full(tail); err != nil {
+	if err := d.Full(tail); err != nil {
 		return nil, err
 	}
 	if got := le.Uint32(tail); got != sum {
@@ -293,64 +235,4 @@ func Read(r io.Reader) (*Index, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return x, nil
-}
-
-// decoder reads exact byte counts, checksumming everything after the header.
-type decoder struct {
-	r   io.Reader
-	crc hash.Hash32
-	buf []byte
-}
-
-// full fills b, turning a short stream into ErrCorrupt.
-func (d *decoder) full(b []byte) error {
-	if _, err := io.ReadFull(d.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("%w: truncated", ErrCorrupt)
-		}
-		return err
-	}
-	return nil
-}
-
-// readSlice reads count little-endian elements of T (uint8, uint32, uint64
-// or float32). It grows the slice as bytes arrive, so a header that claims
-// more than the stream holds fails at the end of the stream instead of
-// allocating the claimed size up front.
-func readSlice[T uint8 | uint32 | uint64 | float32](d *decoder, count int) ([]T, error) {
-	const chunk = 256 << 10
-	if d.buf == nil {
-		d.buf = make([]byte, chunk)
-	}
-	size := int(unsafe.Sizeof(T(0)))
-	out := make([]T, 0, min(count, 4<<20)) // then doubling as bytes arrive
-	per := chunk / size
-	le := binary.LittleEndian
-	for len(out) < count {
-		k := min(per, count-len(out))
-		b := d.buf[:k*size]
-		if err := d.full(b); err != nil {
-			return nil, err
-		}
-		d.crc.Write(b)
-		at := len(out)
-		out = slices.Grow(out, k)[:at+k]
-		switch dst := any(out[at:]).(type) {
-		case []uint8:
-			copy(dst, b)
-		case []uint32:
-			for i := range dst {
-				dst[i] = le.Uint32(b[4*i:])
-			}
-		case []uint64:
-			for i := range dst {
-				dst[i] = le.Uint64(b[8*i:])
-			}
-		case []float32:
-			for i := range dst {
-				dst[i] = math.Float32frombits(le.Uint32(b[4*i:]))
-			}
-		}
-	}
-	return out, nil
 }

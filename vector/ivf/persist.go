@@ -4,12 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"math"
-	"slices"
-	"unsafe"
+
+	"github.com/deeplaked/deeplaked/vector/internal/binio"
 )
 
 // The stored form of an index, all integers little-endian:
@@ -72,79 +71,34 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	h = le.AppendUint64(h, uint64(x.nDeleted.Load()))
 	h = le.AppendUint32(h, crc32.Checksum(h, castagnoli))
 
-	e := &encoder{w: w, crc: crc32.New(castagnoli), buf: make([]byte, 0, 64<<10)}
-	e.raw(h)
+	e := binio.NewEncoder(w)
+	e.Raw(h)
 	for _, f := range x.centroids {
-		e.u32(math.Float32bits(f))
+		e.U32(math.Float32bits(f))
 	}
 	for _, l := range x.lists {
-		e.u64(uint64(len(l.ids)))
+		e.U64(uint64(len(l.ids)))
 	}
 	for _, l := range x.lists {
 		l.mu.RLock()
 		for _, id := range l.ids {
-			e.u64(id)
+			e.U64(id)
 		}
 		for _, dead := range l.dead {
 			var b byte
 			if dead {
 				b = 1
 			}
-			e.byte(b)
+			e.Byte(b)
 		}
 		for _, f := range l.vecs {
-			e.u32(math.Float32bits(f))
+			e.U32(math.Float32bits(f))
 		}
 		l.mu.RUnlock()
 	}
-	e.flush()
-	e.raw(le.AppendUint32(nil, e.crc.Sum32()))
-	return e.n, e.err
-}
-
-// encoder buffers writes and checksums what passes through its buffer.
-type encoder struct {
-	w   io.Writer
-	crc hash.Hash32
-	buf []byte
-	n   int64
-	err error
-}
-
-func (e *encoder) raw(b []byte) {
-	if e.err != nil {
-		return
-	}
-	k, err := e.w.Write(b)
-	e.n += int64(k)
-	e.err = err
-}
-
-func (e *encoder) flush() {
-	e.crc.Write(e.buf)
-	e.raw(e.buf)
-	e.buf = e.buf[:0]
-}
-
-func (e *encoder) byte(b byte) {
-	if len(e.buf) == cap(e.buf) {
-		e.flush()
-	}
-	e.buf = append(e.buf, b)
-}
-
-func (e *encoder) u32(v uint32) {
-	if cap(e.buf)-len(e.buf) < 4 {
-		e.flush()
-	}
-	e.buf = binary.LittleEndian.AppendUint32(e.buf, v)
-}
-
-func (e *encoder) u64(v uint64) {
-	if cap(e.buf)-len(e.buf) < 8 {
-		e.flush()
-	}
-	e.buf = binary.LittleEndian.AppendUint64(e.buf, v)
+	e.Flush()
+	e.Raw(le.AppendUint32(nil, e.Sum32()))
+	return e.Result()
 }
 
 // Read loads an index written by WriteTo. It reads exactly the stored bytes
@@ -152,9 +106,9 @@ func (e *encoder) u64(v uint64) {
 // stream, sizes that do not add up, invalid vectors) returns an error
 // wrapping ErrCorrupt; errors of r itself are returned wrapped as they are.
 func Read(r io.Reader) (*Index, error) {
-	dec := &decoder{r: r, crc: crc32.New(castagnoli)}
+	dec := binio.NewDecoder(r, ErrCorrupt)
 	h := make([]byte, headerSize)
-	if err := dec.full(h); err != nil {
+	if err := dec.Full(h); err != nil {
 		return nil, err
 	}
 	if string(h[:8]) != magic {
@@ -186,11 +140,11 @@ func Read(r io.Reader) (*Index, error) {
 	}
 	d := cfg.Dim
 	x := newIndex(cfg)
-	centroids, err := readSlice[float32](dec, nc*d)
+	centroids, err := binio.ReadSlice[float32](dec, nc*d)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := readSlice[uint64](dec, nc)
+	counts, err := binio.ReadSlice[uint64](dec, nc)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +161,14 @@ func Read(r io.Reader) (*Index, error) {
 	lists := make([]*list, nc)
 	for i, c := range counts {
 		l := &list{}
-		if l.ids, err = readSlice[uint64](dec, int(c)); err != nil {
+		if l.ids, err = binio.ReadSlice[uint64](dec, int(c)); err != nil {
 			return nil, err
 		}
-		states, err := readSlice[uint8](dec, int(c))
+		states, err := binio.ReadSlice[uint8](dec, int(c))
 		if err != nil {
 			return nil, err
 		}
-		if l.vecs, err = readSlice[float32](dec, int(c)*d); err != nil {
+		if l.vecs, err = binio.ReadSlice[float32](dec, int(c)*d); err != nil {
 			return nil, err
 		}
 		l.dead = make([]bool, c)
@@ -230,9 +184,9 @@ func Read(r io.Reader) (*Index, error) {
 		}
 		lists[i] = l
 	}
-	sumCRC := dec.crc.Sum32()
+	sumCRC := dec.Sum32()
 	tail := make([]byte, 4)
-	if err := dec.full(tail); err != nil {
+	if err := dec.Full(tail); err != nil {
 		return nil, err
 	}
 	if got := le.Uint32(tail); got != sumCRC {
@@ -282,59 +236,4 @@ func checkVector(unit bool, v []float32) error {
 		}
 	}
 	return nil
-}
-
-// decoder reads exact byte counts, checksumming everything after the header.
-type decoder struct {
-	r   io.Reader
-	crc hash.Hash32
-	buf []byte
-}
-
-// full fills b, turning a short stream into ErrCorrupt.
-func (d *decoder) full(b []byte) error {
-	if _, err := io.ReadFull(d.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("%w: truncated", ErrCorrupt)
-		}
-		return err
-	}
-	return nil
-}
-
-// readSlice reads count little-endian elements of T. It grows the slice as
-// bytes arrive, so a header that claims more than the stream holds fails at
-// the end of the stream instead of allocating the claimed size up front.
-func readSlice[T uint8 | uint64 | float32](d *decoder, count int) ([]T, error) {
-	const chunk = 256 << 10
-	if d.buf == nil {
-		d.buf = make([]byte, chunk)
-	}
-	size := int(unsafe.Sizeof(T(0)))
-	out := make([]T, 0, min(count, 1<<20))
-	per := chunk / size
-	le := binary.LittleEndian
-	for len(out) < count {
-		k := min(per, count-len(out))
-		b := d.buf[:k*size]
-		if err := d.full(b); err != nil {
-			return nil, err
-		}
-		d.crc.Write(b)
-		at := len(out)
-		out = slices.Grow(out, k)[:at+k]
-		switch dst := any(out[at:]).(type) {
-		case []uint8:
-			copy(dst, b)
-		case []uint64:
-			for i := range dst {
-				dst[i] = le.Uint64(b[8*i:])
-			}
-		case []float32:
-			for i := range dst {
-				dst[i] = math.Float32frombits(le.Uint32(b[4*i:]))
-			}
-		}
-	}
-	return out, nil
 }
