@@ -119,7 +119,7 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 		}
 		g = hnswGraph{h}
 	case "ivfflat":
-		l, err := ivf.New(ivf.Config{Dim: typ.Width, Lists: ix.Lists, Metric: ivf.Metric(metric), Seed: ix.ID})
+		l, err := ivf.New(ivf.Config{Dim: typ.Width, Lists: ix.Lists, Metric: ivfMetric[metric], Seed: ix.ID})
 		if err != nil {
 			return nil, pgerror.Wrapf(err, pgerror.InvalidParameterValue, "index %q", ix.Name)
 		}
@@ -130,6 +130,9 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
 		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
 }
+
+// ivfMetric maps the graph metrics to ivf's, which are their own type.
+var ivfMetric = map[hnsw.Metric]ivf.Metric{hnsw.L2: ivf.L2, hnsw.InnerProduct: ivf.InnerProduct, hnsw.Cosine: ivf.Cosine}
 
 // ivfLists is an ivf.Index (ivfflat) as an annIndex; its search parameter
 // is ivfflat.probes.
