@@ -248,7 +248,7 @@ func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []stora
 		if len(pass) <= filteredExactRows {
 			// Few rows pass: their distances, computed exactly, cost less
 			// than a walk through the graph looking for them.
-			hits, err := o.exactIDs(pass, q, k)
+			hits, err := o.rankIDs(pass, q, k)
 			return hits, nil, err == nil, err
 		}
 		allow = func(id uint64) bool {
@@ -274,6 +274,45 @@ func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []stora
 // filteredExactRows is how many rows may pass a filter for an index
 // search to compute their distances exactly instead of walking the graph.
 const filteredExactRows = 20000
+
+// rankIDs returns the k nearest of the rows ids (all the snapshot's rows
+// that pass the filter): the distances of the rows the index holds from
+// the vectors it keeps in memory, the others' from their fetched vectors.
+func (o *vectorTopKOp) rankIDs(ids []uint64, q []float32, k int) ([]hit, error) {
+	n := o.n
+	dist, found, ok, err := o.env.Txn.IndexDistances(n.Scan.Table, n.Index.ID, q, ids)
+	if err != nil || !ok {
+		if err == nil {
+			return o.exactIDs(ids, q, k)
+		}
+		return nil, err
+	}
+	h := hitHeap{k: k}
+	var missing []uint64
+	for i, id := range ids {
+		if !found[i] {
+			missing = append(missing, id)
+			continue
+		}
+		d := dist[i]
+		if n.Op == plan.OpL2Distance {
+			d *= d // the exact search orders by the square
+		}
+		x := hit{dist: d, id: id}
+		if d != d {
+			x.class, x.dist = 1, 0
+		}
+		h.push(x)
+	}
+	if len(missing) == 0 {
+		return h.h, nil
+	}
+	rest, err := o.exactIDs(missing, q, k)
+	if err != nil {
+		return nil, err
+	}
+	return append(h.h, rest...), nil
+}
 
 // exactIDs returns the k nearest of the rows ids (all the snapshot's rows
 // that pass the filter), their vectors fetched by id.

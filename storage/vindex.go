@@ -62,6 +62,9 @@ type annIndex interface {
 	Len() int
 	Size() int64
 	WriteTo(w io.Writer) (int64, error)
+	// Distances computes the SQL operator's distance from q to each of
+	// ids that the index holds (found), from the vectors it keeps.
+	Distances(q []float32, ids []uint64, dist []float32, found []bool) error
 	// search returns the k nearest vectors passing filter, ascending, with
 	// the SQL operator's distance; param is hnsw's ef_search.
 	search(q []float32, k, param int, filter func(id uint64) bool) ([]IndexHit, error)
@@ -99,6 +102,8 @@ func indexMetric(opclass string) (hnsw.Metric, bool) {
 		return hnsw.InnerProduct, true
 	case "vector_cosine_ops", "halfvec_cosine_ops":
 		return hnsw.Cosine, true
+	case "vector_l1_ops", "halfvec_l1_ops":
+		return hnsw.L1, true
 	}
 	return 0, false
 }
@@ -573,15 +578,28 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param 
 			use[f.ID] = true
 		}
 	}
-	filter := func(id uint64) bool {
-		f, in := vi.nodeFrag[id]
-		if !in || !use[f] {
-			return false
+	// Every node is a row of the snapshot when each fragment with nodes is
+	// covered and live and none of their rows is deleted: then no check
+	// per node.
+	plain := allow == nil && len(deleted) == 0 && len(use) == len(vi.fragRows)
+	for f := range vi.fragRows {
+		if !plain {
+			break
 		}
-		if i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= id }); i < len(deleted) && deleted[i] == id {
-			return false
+		plain = use[f]
+	}
+	var filter func(id uint64) bool
+	if !plain {
+		filter = func(id uint64) bool {
+			f, in := vi.nodeFrag[id]
+			if !in || !use[f] {
+				return false
+			}
+			if i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= id }); i < len(deleted) && deleted[i] == id {
+				return false
+			}
+			return allow == nil || allow(id)
 		}
-		return allow == nil || allow(id)
 	}
 	hits, err = vi.graph.search(q, k, param, filter)
 	if err != nil {
@@ -594,6 +612,31 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param 
 		rest = append(rest, g)
 	}
 	return hits, rest, true, nil
+}
+
+// IndexDistances computes, from the vectors index indexID keeps, the SQL
+// operator's distance from q to each row of ids the index holds: dist[i]
+// for ids[i] where found[i]. ids must be rows the txn's snapshot sees (a
+// row's id names one value for its lifetime, so the index's vector is the
+// row's). The rest, found[i] false, are for the caller to fetch. ok is
+// false when the index is not there (dropped, or q has another dimension).
+func (txn *Txn) IndexDistances(t *TableDesc, indexID uint64, q []float32, ids []uint64) (dist []float32, found []bool, ok bool, err error) {
+	ts, err := txn.db.tableByID(t.ID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ts.vmu.Lock()
+	vi := ts.vindexes[indexID]
+	ts.vmu.Unlock()
+	if vi == nil || len(q) != vi.typ.Width {
+		return nil, nil, false, nil
+	}
+	dist = make([]float32, len(ids))
+	found = make([]bool, len(ids))
+	if err := vi.graph.Distances(q, ids, dist, found); err != nil {
+		return nil, nil, false, pgerror.Wrapf(err, pgerror.InternalError, "searching index %q", vi.desc.Name)
+	}
+	return dist, found, true, nil
 }
 
 // deletedIDs returns the ids of t's rows deleted in the txn's snapshot and

@@ -75,6 +75,24 @@ func TestVectorIndexSearch(t *testing.T) {
 			t.Fatalf("built: fragment group %+v left to the exact search", g)
 		}
 	}
+	// The index ranks rows it holds from its own vectors, the distances
+	// its search reports; an id it does not hold is left to the caller.
+	{
+		txn := db.Begin()
+		hits, _, _, err := txn.IndexSearch(tbl, ix.ID, q, 5, 100, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ask := []uint64{hits[2].ID, 1 << 62, hits[0].ID}
+		dist, found, ok, err := txn.IndexDistances(tbl, ix.ID, q, ask)
+		txn.Rollback()
+		if err != nil || !ok {
+			t.Fatalf("IndexDistances: ok %v, err %v", ok, err)
+		}
+		if !found[0] || found[1] || !found[2] || dist[0] != hits[2].Distance || dist[2] != hits[0].Distance {
+			t.Fatalf("IndexDistances(%v) = %v, %v; the search found %v", ask, dist, found, hits)
+		}
+	}
 	// A deleted row leaves the results.
 	txn := db.Begin()
 	row, _, err := txn.FetchRows(tbl, []int{0}, ids[:1])
