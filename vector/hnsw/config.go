@@ -19,6 +19,8 @@ const (
 	// Cosine is 1 - cos(a, b) (vector_cosine_ops, operator <=>). Vectors are
 	// normalized on insert and at query time; zero vectors are not indexed.
 	Cosine
+	// L1 is the taxicab distance (vector_l1_ops, operator <+>).
+	L1
 )
 
 // String returns the pgvector operator class of m.
@@ -30,6 +32,8 @@ func (m Metric) String() string {
 		return "vector_ip_ops"
 	case Cosine:
 		return "vector_cosine_ops"
+	case L1:
+		return "vector_l1_ops"
 	}
 	return fmt.Sprintf("Metric(%d)", uint8(m))
 }
@@ -103,7 +107,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: ef_construction %d outside %d..%d", ErrConfig, c.EfConstruction, MinEfConstruction, MaxEfConstruction)
 	case c.EfConstruction < 2*c.M:
 		return c, fmt.Errorf("%w: ef_construction must be greater than or equal to 2 * m", ErrConfig)
-	case c.Metric < L2 || c.Metric > Cosine:
+	case c.Metric < L2 || c.Metric > L1:
 		return c, fmt.Errorf("%w: unknown metric %d", ErrConfig, c.Metric)
 	}
 	return c, nil

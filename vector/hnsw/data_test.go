@@ -64,17 +64,20 @@ func exact(m Metric, dim int, ids []uint64, vecs, q []float32, k int, keep func(
 
 // trueDistance is the SQL operator's value, computed in float64.
 func trueDistance(m Metric, a, b []float32) float32 {
-	var dot, na, nb, l2 float64
+	var dot, na, nb, l2, l1 float64
 	for i := range a {
 		x, y := float64(a[i]), float64(b[i])
 		dot += x * y
 		na += x * x
 		nb += y * y
 		l2 += (x - y) * (x - y)
+		l1 += math.Abs(x - y)
 	}
 	switch m {
 	case L2:
 		return float32(math.Sqrt(l2))
+	case L1:
+		return float32(l1)
 	case InnerProduct:
 		return float32(-dot)
 	}
@@ -110,4 +113,4 @@ func build(t testing.TB, cfg Config, ids []uint64, vecs []float32, workers int) 
 	return x
 }
 
-var metrics = []Metric{L2, InnerProduct, Cosine}
+var metrics = []Metric{L2, InnerProduct, Cosine, L1}

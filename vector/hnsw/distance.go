@@ -11,11 +11,12 @@ import (
 var (
 	l2sqKernel = vector.L2Sq
 	dotKernel  = vector.Dot
+	l1Kernel   = vector.L1
 )
 
 // distFunc is an index's internal distance: smaller is nearer. It is the
-// squared Euclidean distance for L2, -dot for InnerProduct and 1 - dot of
-// normalized vectors for Cosine.
+// squared Euclidean distance for L2, -dot for InnerProduct, 1 - dot of
+// normalized vectors for Cosine and the taxicab distance for L1.
 type distFunc func(a, b []float32) float32
 
 func distanceFor(m Metric) distFunc {
@@ -24,6 +25,8 @@ func distanceFor(m Metric) distFunc {
 		return l2sqKernel
 	case InnerProduct:
 		return negDot
+	case L1:
+		return l1Kernel
 	default:
 		return cosineNormalized
 	}

@@ -11,7 +11,8 @@
 //     being kept when it is closer to the new node than to every neighbour
 //     already kept, and pruned candidates filling the remaining slots;
 //   - vector_cosine_ops normalizes vectors on insert and at query time and
-//     leaves zero vectors out of the index (they have no direction).
+//     leaves zero vectors out of the index (they have no direction);
+//   - vector_l1_ops (pgvector 0.7 and later) orders by the taxicab distance.
 //
 // One departure: a vector_ip_ops graph is linked by Euclidean distance in the
 // space of the reduction of inner-product search to nearest-neighbour search
