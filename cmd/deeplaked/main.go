@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // profiles on --debug-listen
 	"os"
 	"os/signal"
 	"strconv"
@@ -67,6 +69,7 @@ func main() {
 	tlsCert := flag.String("tls-cert", envOr("DEEPLAKED_TLS_CERT", ""), "PEM certificate file; with --tls-key, clients may connect over TLS (env DEEPLAKED_TLS_CERT)")
 	tlsKey := flag.String("tls-key", envOr("DEEPLAKED_TLS_KEY", ""), "PEM private key file (env DEEPLAKED_TLS_KEY)")
 	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
+	debugListen := flag.String("debug-listen", envOr("DEEPLAKED_DEBUG_LISTEN", ""), "address of an HTTP listener serving Go's /debug/pprof profiles; empty for none (env DEEPLAKED_DEBUG_LISTEN)")
 	flag.Parse()
 	if *retention == 0 {
 		*retention = -1 // storage reads 0 as "the default"
@@ -74,6 +77,14 @@ func main() {
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(logger)
+
+	if *debugListen != "" {
+		go func() {
+			// http.DefaultServeMux holds only net/http/pprof's handlers.
+			err := http.ListenAndServe(*debugListen, nil)
+			logger.Error("debug listener stopped", "listen", *debugListen, "err", err)
+		}()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
