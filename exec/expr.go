@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -583,29 +584,74 @@ func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
 	return bytes.Compare(x.GetBytes(i), y.GetBytes(j))
 }
 
+// compareVecs appends to out (empty, boolean) the comparison op of the
+// first n rows of x and y, NULL where either is NULL.
 func compareVecs(op plan.Op, x, y, out *types.Vec, n int) {
-	for i := 0; i < n; i++ {
-		if x.Nulls[i] || y.Nulls[i] {
-			out.AppendNull()
-			continue
+	out.Nulls = slices.Grow(out.Nulls[:0], n)[:n]
+	out.Bools = slices.Grow(out.Bools[:0], n)[:n]
+	r := out.Bools
+	if x.Type.Phys() == types.PhysInt && y.Type.Phys() == types.PhysInt {
+		// One tight loop per operator: a filter such as category = $1
+		// runs over every row of a scan.
+		compareInts(op, x.Ints[:n], y.Ints[:n], r)
+	} else {
+		for i := range r {
+			if x.Nulls[i] || y.Nulls[i] {
+				continue
+			}
+			c := compareAt(x, i, y, i)
+			switch op {
+			case plan.OpEq:
+				r[i] = c == 0
+			case plan.OpNe:
+				r[i] = c != 0
+			case plan.OpLt:
+				r[i] = c < 0
+			case plan.OpLe:
+				r[i] = c <= 0
+			case plan.OpGt:
+				r[i] = c > 0
+			default:
+				r[i] = c >= 0
+			}
 		}
-		c := compareAt(x, i, y, i)
-		var r bool
-		switch op {
-		case plan.OpEq:
-			r = c == 0
-		case plan.OpNe:
-			r = c != 0
-		case plan.OpLt:
-			r = c < 0
-		case plan.OpLe:
-			r = c <= 0
-		case plan.OpGt:
-			r = c > 0
-		default:
-			r = c >= 0
+	}
+	nulls := out.Nulls
+	for i := range nulls {
+		nulls[i] = x.Nulls[i] || y.Nulls[i]
+		if nulls[i] {
+			r[i] = false
 		}
-		out.AppendBool(r)
+	}
+}
+
+// compareInts stores a[i] op b[i] in r[i].
+func compareInts(op plan.Op, a, b []int64, r []bool) {
+	switch op {
+	case plan.OpEq:
+		for i := range r {
+			r[i] = a[i] == b[i]
+		}
+	case plan.OpNe:
+		for i := range r {
+			r[i] = a[i] != b[i]
+		}
+	case plan.OpLt:
+		for i := range r {
+			r[i] = a[i] < b[i]
+		}
+	case plan.OpLe:
+		for i := range r {
+			r[i] = a[i] <= b[i]
+		}
+	case plan.OpGt:
+		for i := range r {
+			r[i] = a[i] > b[i]
+		}
+	default:
+		for i := range r {
+			r[i] = a[i] >= b[i]
+		}
 	}
 }
 
