@@ -176,13 +176,21 @@ func (o *vectorTopKOp) run() error {
 		qa := vectorArg{t: n.Query.Type()}
 		q = slices.Clone(qa.row(qv, 0))
 	}
+	// The searches rank rows by their kernels' distances, which may differ
+	// from the operator's value in the last bits; they keep a few rows
+	// beyond k, whose values are then computed as the operator computes
+	// them, and those values decide the order and the cut.
+	kk := k
+	if k < math.MaxInt32 {
+		kk = k + min(k, 64)
+	}
 	var all []hit
 	groups, err := o.env.Txn.RowGroups(n.Scan.Table)
 	if err != nil {
 		return err
 	}
 	if n.Index != nil && q != nil && k < math.MaxInt32 {
-		hits, rest, ok, err := o.indexSearch(q, k)
+		hits, rest, ok, err := o.indexSearch(q, k, kk)
 		if err != nil {
 			return err
 		}
@@ -190,7 +198,7 @@ func (o *vectorTopKOp) run() error {
 			all, groups = hits, rest
 		}
 	}
-	found, err := o.exact(groups, q, k)
+	found, err := o.exact(groups, q, kk)
 	if err != nil {
 		return err
 	}
@@ -205,27 +213,149 @@ func (o *vectorTopKOp) run() error {
 		return 0
 	})
 	all = slices.CompactFunc(all, func(a, b hit) bool { return a.id == b.id })
-	if len(all) > k {
-		all = all[:k]
+	if len(all) > kk {
+		all = all[:kk]
 	}
 	ids := make([]uint64, len(all))
 	for i, h := range all {
 		ids[i] = h.id
 	}
-	rows, _, err := o.env.Txn.FetchRows(n.Scan.Table, n.Scan.Cols, ids)
+	dist, err := o.distances(ids, q)
 	if err != nil {
 		return err
 	}
+	ids, dist = exactOrder(ids, dist, k)
+	rows, got, err := o.env.Txn.FetchRows(n.Scan.Table, n.Scan.Cols, ids)
+	if err != nil {
+		return err
+	}
+	if len(got) != len(ids) {
+		return pgerror.AssertionFailedf("vector search: %d of %d rows found", len(got), len(ids))
+	}
+	rows.Cols = append(rows.Cols, dist)
 	o.rows = rows
 	return nil
+}
+
+// exactOrder sorts ids by their distances dist as ORDER BY does (numbers
+// ascending, then NaN, then NULL; equal ones by id) and keeps the first k,
+// with their distances.
+func exactOrder(ids []uint64, dist *types.Vec, k int) ([]uint64, *types.Vec) {
+	class := func(i int) int {
+		switch {
+		case dist.Nulls[i]:
+			return 2
+		case math.IsNaN(dist.Floats[i]):
+			return 1
+		}
+		return 0
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if ca, cb := class(a), class(b); ca != cb {
+			return ca - cb
+		}
+		if da, db := dist.Floats[a], dist.Floats[b]; da != db && !math.IsNaN(da) {
+			if da < db {
+				return -1
+			}
+			return 1
+		}
+		if ids[a] < ids[b] {
+			return -1
+		}
+		if ids[a] > ids[b] {
+			return 1
+		}
+		return 0
+	})
+	order = order[:min(k, len(order))]
+	outIDs := make([]uint64, len(order))
+	out := types.NewVec(dist.Type, len(order))
+	for i, o := range order {
+		outIDs[i] = ids[o]
+		out.AppendFrom(dist, o)
+	}
+	return outIDs, out
+}
+
+// distances computes the output distance of each row of ids as the
+// operator computes it (exec's distance, the same arithmetic whichever
+// plan reads it), from the vectors the index keeps when it keeps them as
+// stored, otherwise from the rows' own vectors, fetched.
+func (o *vectorTopKOp) distances(ids []uint64, q []float32) (*types.Vec, error) {
+	n := o.n
+	out := types.NewVec(n.Dist, len(ids))
+	if q == nil {
+		for range ids {
+			out.AppendNull()
+		}
+		return out, nil
+	}
+	dim := len(q)
+	var vecs []float32
+	var found []bool
+	if n.Index != nil {
+		var ok bool
+		var err error
+		vecs, found, ok, err = o.env.Txn.IndexVectors(n.Scan.Table, n.Index.ID, ids)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || len(vecs) != len(ids)*dim {
+			found = nil
+		}
+	}
+	var missing []uint64
+	for i, id := range ids {
+		if found == nil || !found[i] {
+			missing = append(missing, id)
+		}
+	}
+	var fetched *types.Vec
+	if len(missing) > 0 {
+		b, got, err := o.env.Txn.FetchRows(n.Search.Table, []int{n.Search.Cols[n.SearchCol]}, missing)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(missing) {
+			return nil, pgerror.AssertionFailedf("vector search: %d of %d rows found", len(got), len(missing))
+		}
+		fetched = b.Cols[0]
+	}
+	arg := vectorArg{t: n.Search.Columns()[n.SearchCol].Type}
+	j := 0
+	for i := range ids {
+		var p []float32
+		if found != nil && found[i] {
+			p = vecs[i*dim : (i+1)*dim]
+		} else {
+			if fetched.Nulls[j] {
+				out.AppendNull()
+				j++
+				continue
+			}
+			p = arg.row(fetched, j)
+			j++
+		}
+		if len(p) != dim {
+			return nil, pgerror.Newf(pgerror.DataException, "different vector dimensions %d and %d", len(p), dim)
+		}
+		out.AppendFloat(distance(n.Op, p, q))
+	}
+	return out, nil
 }
 
 // indexSearch walks the hnsw index: the k nearest rows of the part of the
 // table its graph covers, as hits in the exact search's distance scale,
 // and the row groups left for the exact search. A filter is evaluated
 // first over its own columns, into the set of row ids the graph may
-// return. ok is false when the index cannot serve this snapshot.
-func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []storage.RowGroup, ok bool, err error) {
+// return; when few rows pass, the kk nearest of them are ranked exactly
+// instead. ok is false when the index cannot serve this snapshot.
+func (o *vectorTopKOp) indexSearch(q []float32, k, kk int) (hits []hit, rest []storage.RowGroup, ok bool, err error) {
 	n := o.n
 	// The method's search parameter: hnsw.ef_search or ivfflat.probes.
 	ef, setting := 40, "hnsw.ef_search"
@@ -248,7 +378,7 @@ func (o *vectorTopKOp) indexSearch(q []float32, k int) (hits []hit, rest []stora
 		if len(pass) <= filteredExactRows {
 			// Few rows pass: their distances, computed exactly, cost less
 			// than a walk through the graph looking for them.
-			hits, err := o.rankIDs(pass, q, k)
+			hits, err := o.rankIDs(pass, q, kk)
 			return hits, nil, err == nil, err
 		}
 		allow = func(id uint64) bool {

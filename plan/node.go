@@ -343,13 +343,16 @@ func (n *Insert) Columns() []Column { return returningColumns(n.Returning, n.Ret
 func (n *Update) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
 func (n *Delete) Columns() []Column { return returningColumns(n.Returning, n.RetNames) }
 
-// VectorTopK is a nearest-neighbour search: the rows of Scan whose vector
-// column Col is nearest to Query by Op (a distance operator), the first
+// VectorTopK is a nearest-neighbour search: the rows of a table whose
+// vector column is nearest to Query by Op (a distance operator), the first
 // Count + Offset of them in ascending distance (NULL distances last), as
-// an `ORDER BY col <op> query LIMIT count OFFSET offset` reads them. It
-// outputs Scan's columns. Search is the scan the distances are computed
-// over: Scan narrowed to the vector column (SearchCol of its output) and
-// the filter's columns; the rows found are then fetched by row id.
+// an `ORDER BY col <op> query LIMIT count OFFSET offset` reads them. Search
+// is the scan the distances are computed over: the table narrowed to the
+// vector column (SearchCol of its output) and the filter's columns. The
+// rows found are then fetched by row id with Scan's columns (those the
+// query reads besides the distance; Scan has no filter), and the search
+// outputs them followed by the distance, of type Dist, computed as the
+// operator computes it.
 type VectorTopK struct {
 	Scan          *Scan
 	Search        *Scan
@@ -364,6 +367,9 @@ type VectorTopK struct {
 	// FilterScan, with Search.Filter, is Scan narrowed to the filter's
 	// columns: an index search reads it to learn which rows pass.
 	FilterScan *Scan
+	Dist       types.Type
 }
 
-func (n *VectorTopK) Columns() []Column { return n.Scan.Columns() }
+func (n *VectorTopK) Columns() []Column {
+	return append(n.Scan.Columns(), Column{Name: "distance", Type: n.Dist, Ordinal: -1})
+}

@@ -44,13 +44,33 @@ func vectorTopK(n plan.Node) plan.Node {
 		return n
 	}
 	search, remap := narrow(scan, []plan.Expr{ref})
-	vt := &plan.VectorTopK{Scan: scan, Search: search, SearchCol: remap[ref.Idx], Op: call.Op, Query: q,
-		Count: lim.Count, Offset: lim.Offset}
+	// The search outputs the sort key itself, after the columns the rest
+	// of the projection reads: only those are fetched for the rows found.
+	key := srt.Keys[0].Col
+	var rest []plan.Expr
+	for i, e := range proj.Exprs {
+		if i != key {
+			rest = append(rest, e)
+		}
+	}
+	bare := *scan
+	bare.Filter = nil
+	fetch, fremap := narrow(&bare, rest)
+	vt := &plan.VectorTopK{Scan: fetch, Search: search, SearchCol: remap[ref.Idx], Op: call.Op, Query: q,
+		Count: lim.Count, Offset: lim.Offset, Dist: call.Type()}
 	vt.Index = indexFor(scan.Table, search.Cols[vt.SearchCol], call.Op)
 	if scan.Filter != nil {
 		vt.FilterScan, _ = narrow(scan, nil)
 	}
 	p := *proj
+	p.Exprs = make([]plan.Expr, len(proj.Exprs))
+	for i, e := range proj.Exprs {
+		if i == key {
+			p.Exprs[i] = &plan.ColRef{Idx: len(fetch.Cols), Typ: call.Type(), Name: "distance"}
+		} else {
+			p.Exprs[i] = Remap(e, fremap)
+		}
+	}
 	p.Input = vt
 	l := *lim
 	l.Input = &p

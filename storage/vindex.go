@@ -65,6 +65,8 @@ type annIndex interface {
 	// Distances computes the SQL operator's distance from q to each of
 	// ids that the index holds (found), from the vectors it keeps.
 	Distances(q []float32, ids []uint64, dist []float32, found []bool) error
+	// Vectors copies the stored vectors of ids (normalized under cosine).
+	Vectors(ids []uint64, dst []float32, found []bool)
 	// search returns the k nearest vectors passing filter, ascending, with
 	// the SQL operator's distance; param is hnsw's ef_search.
 	search(q []float32, k, param int, filter func(id uint64) bool) ([]IndexHit, error)
@@ -637,6 +639,31 @@ func (txn *Txn) IndexDistances(t *TableDesc, indexID uint64, q []float32, ids []
 		return nil, nil, false, pgerror.Wrapf(err, pgerror.InternalError, "searching index %q", vi.desc.Name)
 	}
 	return dist, found, true, nil
+}
+
+// IndexVectors returns the vectors of the rows of ids that index indexID
+// holds, as the rows store them (vecs[i*dim:], for halfvec the float32
+// equal to each half), where found[i]. ok is false when the index is not
+// there or keeps other values than the rows' (cosine indexes keep unit
+// vectors). ids must be rows the txn's snapshot sees.
+func (txn *Txn) IndexVectors(t *TableDesc, indexID uint64, ids []uint64) (vecs []float32, found []bool, ok bool, err error) {
+	ts, err := txn.db.tableByID(t.ID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ts.vmu.Lock()
+	vi := ts.vindexes[indexID]
+	ts.vmu.Unlock()
+	if vi == nil {
+		return nil, nil, false, nil
+	}
+	if m, _ := indexMetric(vi.desc.OpClass); m == hnsw.Cosine {
+		return nil, nil, false, nil
+	}
+	vecs = make([]float32, len(ids)*vi.typ.Width)
+	found = make([]bool, len(ids))
+	vi.graph.Vectors(ids, vecs, found)
+	return vecs, found, true, nil
 }
 
 // deletedIDs returns the ids of t's rows deleted in the txn's snapshot and

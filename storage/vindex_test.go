@@ -92,6 +92,21 @@ func TestVectorIndexSearch(t *testing.T) {
 		if !found[0] || found[1] || !found[2] || dist[0] != hits[2].Distance || dist[2] != hits[0].Distance {
 			t.Fatalf("IndexDistances(%v) = %v, %v; the search found %v", ask, dist, found, hits)
 		}
+		// And it hands out the rows' own vectors (an l2 index keeps them
+		// as stored).
+		txn = db.Begin()
+		vecs, found, ok, err := txn.IndexVectors(tbl, ix.ID, ask)
+		rows, _, ferr := txn.FetchRows(tbl, []int{1}, []uint64{ask[0]})
+		txn.Rollback()
+		if err != nil || ferr != nil || !ok || !found[0] || found[1] || !found[2] {
+			t.Fatalf("IndexVectors(%v): found %v, ok %v, err %v, %v", ask, found, ok, err, ferr)
+		}
+		raw := rows.Cols[0].Bytes.Get(0)
+		for i := range 4 {
+			if want := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); vecs[i] != want {
+				t.Fatalf("IndexVectors: %v, the row holds %v", vecs[:4], raw)
+			}
+		}
 	}
 	// A deleted row leaves the results.
 	txn := db.Begin()

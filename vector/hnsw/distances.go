@@ -1,5 +1,7 @@
 package hnsw
 
+import "sync/atomic"
+
 // Distances computes the distance (the metric's SQL operator's value, as
 // Search reports it) from q to the stored vector of each of ids: dist[i]
 // for ids[i], with found[i] reporting whether ids[i] is live in the index;
@@ -33,9 +35,32 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 	x.growMu.RLock()
 	defer x.growMu.RUnlock()
 	for i, n := range s.nbrs {
+		// A node allocated but not yet written (an Add in progress) is
+		// not there yet.
+		found[i] = found[i] && atomic.LoadUint32(&x.state[n])&stateReady != 0
 		if found[i] {
 			dist[i] = reported(x.cfg.Metric, x.dist(q, x.vec(n)))
 		}
 	}
 	return nil
+}
+
+// Vectors copies the stored vector of each of ids into dst[i*Dim:], with
+// found[i] reporting whether ids[i] is live in the index. Under Cosine the
+// stored vectors are the normalized ones. dst must hold len(ids)*Dim
+// values and found len(ids).
+func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
+	d := x.cfg.Dim
+	x.growMu.RLock()
+	defer x.growMu.RUnlock()
+	x.allocMu.Lock()
+	defer x.allocMu.Unlock()
+	for i, id := range ids {
+		n, ok := x.byID[id]
+		ok = ok && atomic.LoadUint32(&x.state[n])&stateReady != 0
+		found[i] = ok
+		if ok {
+			copy(dst[i*d:(i+1)*d], x.vec(n))
+		}
+	}
 }

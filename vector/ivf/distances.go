@@ -44,3 +44,26 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 	}
 	return nil
 }
+
+// Vectors copies the stored vector of each of ids into dst[i*Dim:], with
+// found[i] reporting whether ids[i] is live in the index. Under Cosine the
+// stored vectors are the normalized ones. dst must hold len(ids)*Dim
+// values and found len(ids).
+func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
+	d := x.cfg.Dim
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	x.idMu.Lock()
+	defer x.idMu.Unlock()
+	for i, id := range ids {
+		at, ok := x.byID[id]
+		found[i] = ok
+		if !ok {
+			continue
+		}
+		l := x.lists[at.list]
+		l.mu.RLock()
+		copy(dst[i*d:(i+1)*d], l.vecs[int(at.slot)*d:int(at.slot+1)*d])
+		l.mu.RUnlock()
+	}
+}

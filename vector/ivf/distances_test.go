@@ -41,6 +41,23 @@ func TestDistances(t *testing.T) {
 				t.Fatalf("%v: id %d distance %v, want %v", m, id, dist[i], want)
 			}
 		}
+		got := make([]float32, len(ask)*dim)
+		x.Vectors(ask, got, found)
+		for i, id := range ask {
+			live := id >= 100 && id != ids[7]
+			if found[i] != live {
+				t.Fatalf("%v: Vectors: id %d found %v, want %v", m, id, found[i], live)
+			}
+			if !live || m == Cosine { // cosine keeps unit vectors
+				continue
+			}
+			j := int(id - 100)
+			for c := range dim {
+				if got[i*dim+c] != vecs[j*dim+c] {
+					t.Fatalf("%v: Vectors: id %d = %v, want %v", m, id, got[i*dim:(i+1)*dim], vecs[j*dim:(j+1)*dim])
+				}
+			}
+		}
 		if err := x.Distances(q[:dim-1], ask, dist, found); err == nil {
 			t.Fatalf("%v: a query of the wrong dimension was accepted", m)
 		}
