@@ -263,14 +263,40 @@ func (db *DB) buildIndex(ctx context.Context, ts *tableState, ix IndexDesc, load
 		}
 	}
 	vi.adding.Unlock()
+	if buildIndexHook != nil {
+		buildIndexHook()
+	}
 	ts.vmu.Lock()
 	if ts.vindexes == nil {
 		ts.vindexes = make(map[uint64]*vectorIndex)
 	}
 	ts.vindexes[ix.ID] = vi
 	ts.vmu.Unlock()
+	// Fragments committed while the graph was built (flushed, or made by
+	// a compaction) were not handed to it; later ones reach it through
+	// indexesCommitted. addFragment skips rows the graph holds.
+	snap = db.kv.NewSnapshot()
+	frags, err = db.liveFragments(snap, t)
+	snap.Close()
+	if err != nil {
+		return err
+	}
+	for _, f := range frags {
+		vi.mu.RLock()
+		done := vi.covered[f.ID]
+		vi.mu.RUnlock()
+		if !done {
+			if err := db.addFragment(ctx, t, vi, f); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
+
+// buildIndexHook, when set (by tests), runs after buildIndex has listed
+// the fragments it builds the graph from, before it installs the graph.
+var buildIndexHook func()
 
 // addFragment adds the rows of fragment f to vi's graph, in parallel, and
 // marks f covered.

@@ -241,3 +241,49 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestVectorIndexCatchesUp flushes a fragment while CREATE INDEX builds
+// the graph, after it listed the fragments: the index adds it before
+// CREATE INDEX returns instead of leaving it to exact search for good.
+func TestVectorIndexCatchesUp(t *testing.T) {
+	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "v", Type: types.VectorOf(4)},
+	}})
+	insert(t, db, tbl, vecRows(tbl, 0, 1000))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	buildIndexHook = func() {
+		buildIndexHook = nil
+		insert(t, db, tbl, vecRows(tbl, 1000, 500))
+		if err := db.Flush(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { buildIndexHook = nil }()
+	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64}, false); err != nil {
+		t.Fatal(err)
+	}
+	if buildIndexHook != nil {
+		t.Fatal("the hook did not run")
+	}
+	tbl, _ = db.Table("vi")
+	txn := db.Begin()
+	defer txn.Rollback()
+	hits, rest, ok, err := txn.IndexSearch(tbl, tbl.Indexes[0].ID, []float32{1, 2, 3, 4}, 5, 40, nil)
+	if err != nil || !ok || len(hits) != 5 {
+		t.Fatalf("search: %d hits, ok %v, err %v", len(hits), ok, err)
+	}
+	for _, g := range rest {
+		if g.Kind == GroupFragment {
+			t.Fatalf("fragment %d flushed during the build is left to exact search", g.Fragment)
+		}
+	}
+}
