@@ -60,6 +60,9 @@ type ScanStats struct {
 	// IndexRowsAdded counts rows added to hnsw graphs (a graph loaded
 	// from its saved copy adds none).
 	IndexRowsAdded atomic.Int64
+	// IndexRebuilds counts vector indexes rebuilt without their deleted
+	// rows.
+	IndexRebuilds atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,

@@ -51,6 +51,8 @@ type vectorIndex struct {
 	savedNodes int
 	saveSeq    uint64
 	dirty      bool
+	// compacting (under mu) is set while compactGraph rebuilds the graph.
+	compacting bool
 }
 
 // annIndex is the structure behind a vector index: hnsw's graph (or
@@ -117,6 +119,16 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 		return nil, pgerror.Unimplementedf("%s indexes with %s are not supported yet", ix.Method, ix.OpClass)
 	}
 	typ := t.Columns[ix.Column].Type
+	g, err := newANN(ix, typ, metric)
+	if err != nil {
+		return nil, err
+	}
+	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
+		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
+}
+
+// newANN returns an empty structure for index ix over vectors of typ.
+func newANN(ix IndexDesc, typ types.Type, metric hnsw.Metric) (annIndex, error) {
 	var g annIndex
 	switch ix.Method {
 	case "hnsw":
@@ -134,8 +146,7 @@ func newVectorIndex(t *TableDesc, ix IndexDesc) (*vectorIndex, error) {
 	default:
 		return nil, pgerror.Unimplementedf("%s indexes are not supported yet", ix.Method)
 	}
-	return &vectorIndex{desc: ix, typ: typ, graph: g, nodeFrag: make(map[uint64]uint64),
-		fragRows: make(map[uint64][]uint64), covered: make(map[uint64]bool)}, nil
+	return g, nil
 }
 
 // ivfMetric maps the graph metrics to ivf's, which are their own type.
@@ -351,6 +362,102 @@ func (db *DB) addFragment(ctx context.Context, t *TableDesc, vi *vectorIndex, f 
 	return nil
 }
 
+// compactGraphShare is the share of an index's entries that may be
+// deleted rows before the structure is rebuilt without them (pgvector's
+// VACUUM repairs its graph instead): tombstones still cost every search
+// that walks through them, and their memory.
+const compactGraphShare = 0.25
+
+// staleShare returns the share of the graph's entries that are deleted
+// rows. The caller holds vi.mu.
+func (vi *vectorIndex) staleShare() float64 {
+	type deletedCounter interface{ Deleted() int }
+	dc, ok := vi.graph.(deletedCounter)
+	if !ok {
+		return 0
+	}
+	del := dc.Deleted()
+	if del < 1000 {
+		return 0
+	}
+	return float64(del) / float64(del+vi.graph.Len())
+}
+
+// compactGraph rebuilds vi's structure from the vectors of its live rows,
+// which it keeps, leaving the deleted rows out, and saves it. Additions
+// wait meanwhile; searches go on over the old structure until the new one
+// replaces it. Rows deleted meanwhile are deleted from the new one too.
+func (db *DB) compactGraph(ctx context.Context, t *TableDesc, vi *vectorIndex) error {
+	vi.adding.Lock()
+	defer vi.adding.Unlock()
+	defer func() {
+		vi.mu.Lock()
+		vi.compacting = false
+		vi.mu.Unlock()
+	}()
+	vi.mu.RLock()
+	old := vi.graph
+	ids := make([]uint64, 0, len(vi.nodeFrag))
+	for id := range vi.nodeFrag {
+		ids = append(ids, id)
+	}
+	vi.mu.RUnlock()
+	slices.Sort(ids)
+	dim := vi.typ.Width
+	vecs := make([]float32, len(ids)*dim)
+	found := make([]bool, len(ids))
+	vi.mu.RLock()
+	old.Vectors(ids, vecs, found)
+	vi.mu.RUnlock()
+	n := 0
+	for i, id := range ids {
+		if found[i] {
+			ids[n] = id
+			copy(vecs[n*dim:(n+1)*dim], vecs[i*dim:(i+1)*dim])
+			n++
+		}
+	}
+	ids, vecs = ids[:n], vecs[:n*dim]
+	metric, _ := indexMetric(vi.desc.OpClass)
+	g, err := newANN(vi.desc, vi.typ, metric)
+	if err != nil {
+		return err
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if l, ok := g.(ivfLists); ok {
+		step := max(1, n/ivf.SampleSize(vi.desc.Lists))
+		var sample []float32
+		for i := 0; i < n; i += step {
+			sample = append(sample, vecs[i*dim:(i+1)*dim]...)
+		}
+		if err := l.Train(sample, workers); err != nil {
+			return pgerror.Wrapf(err, pgerror.InternalError, "rebuilding index %q", vi.desc.Name)
+		}
+	}
+	// In pieces, so that closing the database need not wait for all of it.
+	const piece = 50000
+	for lo := 0; lo < n; lo += piece {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+piece, n)
+		if err := g.AddBatch(ids[lo:hi], vecs[lo*dim:hi*dim], workers); err != nil {
+			return pgerror.Wrapf(err, pgerror.InternalError, "rebuilding index %q", vi.desc.Name)
+		}
+	}
+	vi.mu.Lock()
+	for _, id := range ids {
+		if _, live := vi.nodeFrag[id]; !live {
+			g.Delete(id)
+		}
+	}
+	vi.graph = g
+	vi.dirty = true
+	vi.mu.Unlock()
+	db.stats.IndexRebuilds.Add(1)
+	return db.saveIndex(ctx, t, vi)
+}
+
 // indexSaveGrowth is how much a graph grows (as a fraction of its saved
 // size) before background additions save it again; Close saves the rest.
 const indexSaveGrowth = 0.25
@@ -522,10 +629,10 @@ func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragm
 	ts.vmu.Unlock()
 	for _, vi := range vis {
 		if op == opCompact && len(added) <= 1 {
+			vi.mu.Lock()
 			for _, id := range dropped {
 				vi.graph.Delete(id)
 			}
-			vi.mu.Lock()
 			all := true
 			var moved []uint64
 			for _, f := range removed {
@@ -547,7 +654,19 @@ func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragm
 				vi.fragRows[f.ID] = moved
 				vi.covered[f.ID] = all
 			}
+			stale := vi.staleShare() > compactGraphShare && !vi.compacting
+			if stale {
+				vi.compacting = true
+			}
 			vi.mu.Unlock()
+			if stale {
+				t, vi := ts.desc, vi
+				db.background(func(ctx context.Context) {
+					if err := db.compactGraph(ctx, t, vi); err != nil && ctx.Err() == nil {
+						db.log.Warn("storage: rebuilding an index without its deleted rows failed", "index", vi.desc.Name, "err", err)
+					}
+				})
+			}
 			if all {
 				continue
 			}
@@ -661,6 +780,8 @@ func (txn *Txn) IndexDistances(t *TableDesc, indexID uint64, q []float32, ids []
 	}
 	dist = make([]float32, len(ids))
 	found = make([]bool, len(ids))
+	vi.mu.RLock()
+	defer vi.mu.RUnlock()
 	if err := vi.graph.Distances(q, ids, dist, found); err != nil {
 		return nil, nil, false, pgerror.Wrapf(err, pgerror.InternalError, "searching index %q", vi.desc.Name)
 	}
@@ -688,7 +809,9 @@ func (txn *Txn) IndexVectors(t *TableDesc, indexID uint64, ids []uint64) (vecs [
 	}
 	vecs = make([]float32, len(ids)*vi.typ.Width)
 	found = make([]bool, len(ids))
+	vi.mu.RLock()
 	vi.graph.Vectors(ids, vecs, found)
+	vi.mu.RUnlock()
 	return vecs, found, true, nil
 }
 
@@ -795,6 +918,8 @@ func (db *DB) IndexSize(t *TableDesc, id uint64) int64 {
 	if vi == nil {
 		return 0
 	}
+	vi.mu.RLock()
+	defer vi.mu.RUnlock()
 	return vi.graph.Size()
 }
 

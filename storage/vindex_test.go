@@ -177,7 +177,7 @@ func TestVectorIndexPersists(t *testing.T) {
 func testVectorIndexPersists(t *testing.T, desc IndexDesc) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,5 +285,111 @@ func TestVectorIndexCatchesUp(t *testing.T) {
 		if g.Kind == GroupFragment {
 			t.Fatalf("fragment %d flushed during the build is left to exact search", g.Fragment)
 		}
+	}
+}
+
+// TestVectorIndexDropsDeletedRows deletes 40% of an indexed table and
+// vacuums it: the graph, whose deleted rows stay as tombstones, is
+// rebuilt in the background from its live rows, saved, and searches over
+// it return only live rows, for hnsw and ivfflat.
+func TestVectorIndexDropsDeletedRows(t *testing.T) {
+	for _, method := range []string{"hnsw", "ivfflat"} {
+		t.Run(method, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
+				{Name: "id", Type: types.TypInt8, NotNull: true},
+				{Name: "v", Type: types.VectorOf(4)},
+			}})
+			insert(t, db, tbl, vecRows(tbl, 0, 5000))
+			if err := db.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ix := IndexDesc{Name: "vi_v_idx", Method: method, Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64, Lists: 10}
+			if _, err := db.CreateIndex(ctx, "vi", ix, false); err != nil {
+				t.Fatal(err)
+			}
+			tbl, _ = db.Table("vi")
+			txn := db.Begin()
+			if n := deleteIDs(t, txn, tbl, func(id int64) bool { return id%5 < 2 }); n != 2000 {
+				t.Fatalf("deleted %d rows", n)
+			}
+			if err := txn.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Vacuum(ctx, "vi"); err != nil {
+				t.Fatal(err)
+			}
+			vi := db.tables["vi"].vindexes[tbl.Indexes[0].ID]
+			deadline := time.Now().Add(20 * time.Second)
+			for db.stats.IndexRebuilds.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the index was not rebuilt")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			vi.adding.Lock() // the save after the rebuild is done
+			vi.mu.RLock()
+			live, del := vi.graph.Len(), vi.graph.(interface{ Deleted() int }).Deleted()
+			vi.mu.RUnlock()
+			vi.adding.Unlock()
+			if live != 3000 || del != 0 {
+				t.Fatalf("after the rebuild: %d live, %d deleted; want 3000, 0", live, del)
+			}
+			txn = db.Begin()
+			hits, rest, ok, err := txn.IndexSearch(tbl, tbl.Indexes[0].ID, []float32{5, 5, 5, 1}, 50, 400, nil)
+			if err != nil || !ok || len(hits) != 50 {
+				t.Fatalf("search: %d hits, ok %v, err %v", len(hits), ok, err)
+			}
+			for _, g := range rest {
+				if g.Kind == GroupFragment {
+					t.Fatalf("fragment %d left to exact search", g.Fragment)
+				}
+			}
+			ids := make([]uint64, len(hits))
+			for i, h := range hits {
+				ids[i] = h.ID
+			}
+			rows, _, err := txn.FetchRows(tbl, []int{0}, ids)
+			txn.Rollback()
+			if err != nil || rows.Len() != len(ids) {
+				t.Fatalf("fetching the hits: %v, %d rows", err, rows.Len())
+			}
+			for _, id := range rows.Cols[0].Ints {
+				if id%5 < 2 {
+					t.Fatalf("deleted row %d returned", id)
+				}
+			}
+			// The rebuilt copy is what a restart loads.
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err = Open(Options{Dir: dir, FlushRows: 1 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			deadline = time.Now().Add(20 * time.Second)
+			for !db.IndexReady(tbl, tbl.Indexes[0].ID) {
+				if time.Now().After(deadline) {
+					t.Fatal("the index was not loaded")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := db.stats.IndexRowsAdded.Load(); n != 0 {
+				t.Fatalf("the restart added %d rows again", n)
+			}
+			vi = db.tables["vi"].vindexes[tbl.Indexes[0].ID]
+			vi.mu.RLock()
+			live, del = vi.graph.Len(), vi.graph.(interface{ Deleted() int }).Deleted()
+			vi.mu.RUnlock()
+			if live != 3000 || del != 0 {
+				t.Fatalf("after the restart: %d live, %d deleted; want 3000, 0", live, del)
+			}
+		})
 	}
 }
