@@ -35,7 +35,7 @@ func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch,
 		}
 		sort.Slice(s.deleted, func(i, j int) bool { return s.deleted[i] < s.deleted[j] })
 	}
-	frags, err := txn.db.liveFragments(txn.snap, t)
+	frags, err := txn.liveFragments(t)
 	if err != nil {
 		return nil, nil, err
 	}

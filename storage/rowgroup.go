@@ -37,7 +37,7 @@ func (txn *Txn) RowGroups(t *TableDesc) ([]RowGroup, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
-	frags, err := txn.db.liveFragments(txn.snap, t)
+	frags, err := txn.liveFragments(t)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		closer.Close()
 		s.asOf = opts.AsOf
 	}
-	frags, err := txn.db.liveFragments(r, t)
+	frags, err := txn.liveFragments(t)
 	if err != nil {
 		return nil, err
 	}

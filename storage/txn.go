@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -40,6 +42,31 @@ type Txn struct {
 	done      bool
 
 	keyBuf, rowBuf []byte
+
+	// fragMu guards frags: the live fragments of each table in the txn's
+	// snapshot, listed once (a statement's scans, searches and fetches
+	// each need them, from several goroutines).
+	fragMu sync.Mutex
+	frags  map[uint64][]*fragment
+}
+
+// liveFragments returns t's live fragments in the txn's snapshot; the
+// slice is shared and must not be modified.
+func (txn *Txn) liveFragments(t *TableDesc) ([]*fragment, error) {
+	txn.fragMu.Lock()
+	defer txn.fragMu.Unlock()
+	if f, ok := txn.frags[t.ID]; ok {
+		return f, nil
+	}
+	f, err := txn.db.liveFragments(txn.snap, t)
+	if err != nil {
+		return nil, err
+	}
+	if txn.frags == nil {
+		txn.frags = make(map[uint64][]*fragment)
+	}
+	txn.frags[t.ID] = slices.Clip(f)
+	return f, nil
 }
 
 // txnTable holds a txn's writes to one table.

@@ -709,7 +709,7 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param 
 	if vi == nil || len(q) != vi.typ.Width {
 		return nil, groups, false, nil
 	}
-	frags, err := txn.db.liveFragments(txn.snap, t)
+	frags, err := txn.liveFragments(t)
 	if err != nil {
 		return nil, nil, false, err
 	}
