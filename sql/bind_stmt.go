@@ -189,8 +189,16 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 				return nil, err
 			}
 			e = resolveUnknown(e)
-			k := e.String()
+			// Matched by text, made only when a select item has e's type:
+			// the text of a vector constant is long.
+			k, haveK := "", false
 			for i, x := range exprs {
+				if !x.Type().Equal(e.Type()) {
+					continue
+				}
+				if !haveK {
+					k, haveK = e.String(), true
+				}
 				if x.String() == k && (e.Type().Kind != types.Float8 || !containsRandom(e)) {
 					idx = i
 					break
