@@ -94,6 +94,7 @@ func cmdServer(args []string) error {
 	fs.IntVar(&b.serverPID, "server-pid", 0, "the server's process id, to report its memory (optional)")
 	fs.StringVar(&b.indexSQL, "index-sql", sqlIndex, "the CREATE INDEX statement timed")
 	efList := fs.String("ef", "40,100,200", "hnsw.ef_search values")
+	fs.BoolVar(&b.searchOnly, "search-only", false, "skip the load, the exact passes and the build: search a table an earlier run left (to profile the server)")
 	fs.Parse(args)
 	if *dir == "" || b.dsn == "" {
 		return fmt.Errorf("server: -dir and -dsn are required")

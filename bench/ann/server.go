@@ -45,6 +45,8 @@ type serverBench struct {
 	serverPID int    // the server's process, to read its RSS; 0 if not known
 	params    [][]byte
 	paramCat  [][]byte
+	// searchOnly skips the load, the exact passes and the build.
+	searchOnly bool
 }
 
 // run loads the table and measures exact search, the index build and the
@@ -57,6 +59,9 @@ func (b *serverBench) run(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(ctx)
+	if b.searchOnly {
+		return b.indexPasses(ctx)
+	}
 	if err := b.load(ctx, conn); err != nil {
 		return err
 	}
@@ -75,6 +80,12 @@ func (b *serverBench) run(ctx context.Context) error {
 	if ok, err := b.buildIndex(ctx, conn); err != nil || !ok {
 		return err
 	}
+	return b.indexPasses(ctx)
+}
+
+// indexPasses searches through the index at each ef: one client, the
+// concurrent clients, and one client with the filter.
+func (b *serverBench) indexPasses(ctx context.Context) error {
 	for _, ef := range b.efs {
 		set := fmt.Sprintf("SET hnsw.ef_search = %d", ef)
 		logf("deeplaked: %s", set)
