@@ -27,10 +27,9 @@ type ScanOptions struct {
 	AsOf uint64
 	// Group reads only one row group of Txn.RowGroups (nil: every row).
 	Group *RowGroup
-	// Borrow lets a batch's bytes columns be windows onto the chunks read
-	// instead of copies (types.Vec.Window: offsets into a chunk's data),
-	// for a reader that only reads the values. Batches then end where
-	// such a column's chunk does.
+	// Borrow lets a batch's columns be windows onto the chunks read
+	// instead of copies (types.Vec.Window), for a reader that only reads
+	// the values. Batches then end where a column's chunk does.
 	Borrow bool
 	// Cached reads chunks through the database's cache of decoded chunks
 	// (Options.ChunkCacheBytes), for scans repeated over one table such as
@@ -448,7 +447,7 @@ func (s *Scanner) readRows(lo, hi int64) error {
 			return nil
 		}
 		for j, cc := range s.cursors {
-			if s.borrowed != nil && cc.typ.Phys() == types.PhysBytes {
+			if s.borrowed != nil {
 				if err := s.borrowTo(j, cc, lo+int64(run), lo+int64(end)); err != nil {
 					return err
 				}
@@ -470,6 +469,9 @@ func (s *Scanner) readRows(lo, hi int64) error {
 		}
 		return nil
 	}
+	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
+		return emit(n) // every row is visible
+	}
 	for i := 0; i < n; i++ {
 		del := s.isDeletedFrom(&pos, s.idBuf[i])
 		if del && s.dropped != nil {
@@ -486,13 +488,10 @@ func (s *Scanner) readRows(lo, hi int64) error {
 }
 
 // chunkEnd returns where the first chunk that ends after fragment row lo
-// among the bytes columns read ends (the fragment's end if none does).
+// among the columns read ends (the fragment's end if none does).
 func (s *Scanner) chunkEnd(lo int64) int64 {
 	end := int64(math.MaxInt64)
 	for _, cc := range s.cursors {
-		if cc.typ.Phys() != types.PhysBytes {
-			continue
-		}
 		cs := cc.f.Cols[cc.col]
 		if i := cc.f.chunkIndex(cc.col, lo); i < len(cs) {
 			end = min(end, cs[i].Start+cs[i].Rows)
