@@ -4,8 +4,10 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -162,6 +164,20 @@ func Drain(op Operator, fn func(*types.Batch) error) error {
 
 // selectRows appends the indexes of rows where pred is true.
 func selectRows(dst []int, pred *types.Vec, n int) []int {
+	bs := boolBytes(pred.Bools[:n])
+	if c := bytes.Count(bs, []byte{1}); c < n/16 {
+		// Few rows pass (a selective filter): jump from one to the next.
+		for i := 0; ; i++ {
+			j := bytes.IndexByte(bs[i:], 1)
+			if j < 0 {
+				return dst
+			}
+			i += j
+			if !pred.Nulls[i] {
+				dst = append(dst, i)
+			}
+		}
+	}
 	for i := 0; i < n; i++ {
 		if !pred.Nulls[i] && pred.Bools[i] {
 			dst = append(dst, i)
@@ -169,6 +185,15 @@ func selectRows(dst []int, pred *types.Vec, n int) []int {
 	}
 	return dst
 }
+
+// boolBytes views b as bytes (each 0 or 1), for the byte-searching
+// routines.
+func boolBytes(b []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
+// anyTrue reports whether b holds a true value.
+func anyTrue(b []bool) bool { return bytes.IndexByte(boolBytes(b), 1) >= 0 }
 
 type scanOp struct {
 	env    *Env

@@ -594,26 +594,36 @@ func compareVecs(op plan.Op, x, y, out *types.Vec, n int) {
 		// One tight loop per operator: a filter such as category = $1
 		// runs over every row of a scan.
 		compareInts(op, x.Ints[:n], y.Ints[:n], r)
-	} else {
-		for i := range r {
-			if x.Nulls[i] || y.Nulls[i] {
-				continue
-			}
-			c := compareAt(x, i, y, i)
-			switch op {
-			case plan.OpEq:
-				r[i] = c == 0
-			case plan.OpNe:
-				r[i] = c != 0
-			case plan.OpLt:
-				r[i] = c < 0
-			case plan.OpLe:
-				r[i] = c <= 0
-			case plan.OpGt:
-				r[i] = c > 0
-			default:
-				r[i] = c >= 0
-			}
+		xn, yn, nulls := x.Nulls[:n], y.Nulls[:n], out.Nulls[:n]
+		if !anyTrue(xn) && !anyTrue(yn) {
+			clear(nulls)
+			return
+		}
+		for i := range nulls {
+			nl := xn[i] || yn[i]
+			nulls[i] = nl
+			r[i] = r[i] && !nl
+		}
+		return
+	}
+	for i := range r {
+		if x.Nulls[i] || y.Nulls[i] {
+			continue
+		}
+		c := compareAt(x, i, y, i)
+		switch op {
+		case plan.OpEq:
+			r[i] = c == 0
+		case plan.OpNe:
+			r[i] = c != 0
+		case plan.OpLt:
+			r[i] = c < 0
+		case plan.OpLe:
+			r[i] = c <= 0
+		case plan.OpGt:
+			r[i] = c > 0
+		default:
+			r[i] = c >= 0
 		}
 	}
 	nulls := out.Nulls

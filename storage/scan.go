@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -834,8 +835,10 @@ func (cc *colCursor) readInts(lo, hi int64, dst *[]uint64) error {
 		}
 		ck := cc.f.Cols[cc.col][cc.cur]
 		end := min(hi, ck.Start+ck.Rows)
-		for _, v := range cc.vec.Ints[lo-ck.Start : end-ck.Start] {
-			*dst = append(*dst, uint64(v))
+		ints := cc.vec.Ints[lo-ck.Start : end-ck.Start]
+		if len(ints) > 0 {
+			// Row ids are stored as int8 values: the same bits.
+			*dst = append(*dst, unsafe.Slice((*uint64)(unsafe.Pointer(&ints[0])), len(ints))...)
 		}
 		lo = end
 	}
