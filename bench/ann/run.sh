@@ -15,7 +15,7 @@
 #   BENCH_QUERIES        queries (default 1000)
 #   BENCH_EXACT_QUERIES  queries of the exact (full scan) passes (default 100)
 #   BENCH_CLIENTS        clients of the concurrent passes (default 8)
-#   BENCH_EF             hnsw.ef_search values (default 40,100,200)
+#   BENCH_EF             hnsw.ef_search values (default 40,100,200,400,800)
 #   BENCH_ANCHORS        0 to skip the Node anchors
 #   BENCH_DIR            where the throwaway directory goes (default $TMPDIR or /tmp)
 set -euo pipefail
@@ -25,7 +25,7 @@ rows=${BENCH_ROWS:-1000000}
 queries=${BENCH_QUERIES:-1000}
 exact=${BENCH_EXACT_QUERIES:-100}
 clients=${BENCH_CLIENTS:-8}
-export BENCH_EF=${BENCH_EF:-40,100,200} BENCH_CLIENTS=$clients BENCH_EXACT_QUERIES=$exact
+export BENCH_EF=${BENCH_EF:-40,100,200,400,800} BENCH_CLIENTS=$clients BENCH_EXACT_QUERIES=$exact
 . "$repo/bench/lib.sh"
 bench_init ann
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
