@@ -204,6 +204,11 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		r.row(hnswAMOID, "hnsw", uint32(0), "i")
 		r.row(ivfflatAMOID, "ivfflat", uint32(0), "i")
 	},
+	"pg_catalog.pg_extension": func(env *Env, c *sysCatalog, r *sysRows) {
+		for _, e := range plan.Extensions {
+			r.row(e.OID, e.Name, bootstrapRoleOID, plan.NamespacePublic, true, e.Version, nil, nil)
+		}
+	},
 	"pg_catalog.pg_attrdef": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, t := range c.tables {
 			for i := range t.Columns {

@@ -70,6 +70,7 @@ var SysTables = []*SysTable{
 	sys("pg_catalog", "pg_auth_members", 1261, false, "roleid:oid member:oid grantor:oid admin_option:bool"),
 	sys("pg_catalog", "pg_settings", 12020, true, "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text vartype:text source:text min_val:text max_val:text enumvals:text boot_val:text reset_val:text sourcefile:text sourceline:int4 pending_restart:bool"),
 	sys("pg_catalog", "pg_am", 2601, false, "oid:oid amname:name amhandler:regproc amtype:char"),
+	sys("pg_catalog", "pg_extension", 3079, false, "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text extconfig:text extcondition:text"),
 	sys("pg_catalog", "pg_description", 2609, false, "objoid:oid classoid:oid objsubid:int4 description:text"),
 	sys("pg_catalog", "pg_shdescription", 2396, false, "objoid:oid classoid:oid description:text"),
 	sys("pg_catalog", "pg_proc", 1255, false, "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:float4 prorows:float4 provariadic:oid prosupport:regproc prokind:char prosecdef:bool proleakproof:bool proisstrict:bool proretset:bool provolatile:char proparallel:char pronargs:int2 pronargdefaults:int2 prorettype:oid proargtypes:text proallargtypes:text proargmodes:text proargnames:text proargdefaults:text protrftypes:text prosrc:text probin:text prosqlbody:text proconfig:text proacl:text"),
@@ -150,4 +151,25 @@ func (e *Func) String() string {
 		b.WriteString(a.String())
 	}
 	return b.String() + ")"
+}
+
+// Extension is a PostgreSQL extension deeplaked provides built in: CREATE
+// EXTENSION accepts its name and pg_extension lists it.
+type Extension struct {
+	Name    string
+	Version string // the version whose surface is built in
+	OID     uint32
+}
+
+// Extensions lists the built-in extensions.
+var Extensions = []Extension{{Name: "vector", Version: "0.8.0", OID: 16385}}
+
+// FindExtension returns the built-in extension name.
+func FindExtension(name string) (Extension, bool) {
+	for _, e := range Extensions {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Extension{}, false
 }

@@ -261,6 +261,30 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			}
 		}
 		return w.WriteComplete("DROP INDEX")
+	case *sql.CreateExtension:
+		if _, ok := plan.FindExtension(st.Name); !ok {
+			return pgerror.Newf(pgerror.FeatureNotSupported, "extension \"%s\" is not available", st.Name).
+				WithHint("deeplaked has no loadable extensions; it provides pgvector's vector built in.")
+		}
+		// Built in, so always there: CREATE EXTENSION vector succeeds as
+		// it does on a database that did not have it yet.
+		return w.WriteComplete("CREATE EXTENSION")
+	case *sql.DropExtension:
+		for _, name := range st.Names {
+			if _, ok := plan.FindExtension(name); !ok {
+				if !st.IfExists {
+					return pgerror.Newf(pgerror.UndefinedObject, "extension \"%s\" does not exist", name)
+				}
+				if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "extension \"%s\" does not exist, skipping", name); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "extension \"%s\" is built into deeplaked and stays", name); err != nil {
+				return err
+			}
+		}
+		return w.WriteComplete("DROP EXTENSION")
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }

@@ -122,6 +122,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertExplain(s.ExplainStmt)
 	case *pg.Node_IndexStmt:
 		return convertCreateIndex(s.IndexStmt)
+	case *pg.Node_CreateExtensionStmt:
+		return convertCreateExtension(s.CreateExtensionStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }
@@ -417,6 +419,9 @@ func rangeName(rv *pg.RangeVar) (string, error) {
 func convertDrop(d *pg.DropStmt) (Stmt, error) {
 	if d.RemoveType == pg.ObjectType_OBJECT_INDEX {
 		return convertDropIndex(d)
+	}
+	if d.RemoveType == pg.ObjectType_OBJECT_EXTENSION {
+		return convertDropExtension(d)
 	}
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return nil, unsupported("DROP " + strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
