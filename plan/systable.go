@@ -162,7 +162,7 @@ type Extension struct {
 }
 
 // Extensions lists the built-in extensions.
-var Extensions = []Extension{{Name: "vector", Version: "0.8.0", OID: 16385}}
+var Extensions = []Extension{{Name: "vector", Version: "0.8.0", OID: 16380}}
 
 // FindExtension returns the built-in extension name.
 func FindExtension(name string) (Extension, bool) {
