@@ -95,13 +95,18 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	}
 	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(n+4))
-	// A vectored write needs the TCP socket itself; over TLS (or anything
-	// else) the pieces are joined in the buffer and written at once.
+	// A vectored write needs the socket itself (TCP or Unix); over TLS
+	// (or anything else) the pieces are joined in the buffer and written
+	// at once.
 	sock := c.nc
 	if w, ok := sock.(*netConn); ok {
 		sock = w.conn()
 	}
-	tcp, vectored := sock.(*net.TCPConn)
+	vectored := false
+	switch sock.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		vectored = true
+	}
 	if n < flushThreshold || !vectored {
 		for _, b := range bufs {
 			c.wbuf = append(c.wbuf, b...)
@@ -114,7 +119,7 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	}
 	o.iov = append(append(o.iov[:0], c.wbuf), bufs...)
 	o.nb = o.iov
-	_, err := o.nb.WriteTo(tcp)
+	_, err := o.nb.WriteTo(sock)
 	clear(o.iov)
 	o.nb = nil
 	if cap(c.wbuf) > maxKeptWriteBuf {

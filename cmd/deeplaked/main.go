@@ -69,6 +69,7 @@ func main() {
 	tlsCert := flag.String("tls-cert", envOr("DEEPLAKED_TLS_CERT", ""), "PEM certificate file; with --tls-key, clients may connect over TLS (env DEEPLAKED_TLS_CERT)")
 	tlsKey := flag.String("tls-key", envOr("DEEPLAKED_TLS_KEY", ""), "PEM private key file (env DEEPLAKED_TLS_KEY)")
 	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
+	unixDir := flag.String("unix-socket-dir", envOr("DEEPLAKED_UNIX_SOCKET_DIR", ""), "directory for the Unix socket .s.PGSQL.<port> (psql -h DIR); empty for none (env DEEPLAKED_UNIX_SOCKET_DIR)")
 	debugListen := flag.String("debug-listen", envOr("DEEPLAKED_DEBUG_LISTEN", ""), "address of an HTTP listener serving Go's /debug/pprof profiles; empty for none (env DEEPLAKED_DEBUG_LISTEN)")
 	flag.Parse()
 	if *retention == 0 {
@@ -89,11 +90,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	srv, err := server.Start(ctx, server.Options{
-		Listen:     *listen,
-		DataDir:    *dataDir,
-		Storage:    *storageURL,
-		S3Endpoint: *s3Endpoint,
-		Logger:     logger,
+		Listen:        *listen,
+		UnixSocketDir: *unixDir,
+		DataDir:       *dataDir,
+		Storage:       *storageURL,
+		S3Endpoint:    *s3Endpoint,
+		Logger:        logger,
 
 		VersionRetention: *retention,
 
