@@ -4,8 +4,8 @@
 #
 #   . "$(dirname "$0")/../lib.sh"
 #   bench_init NAME      # $work; the cleanup trap
-#   start_pg             # $pgdata, $pgport, $pgpid, $pgdsn
-#   start_deeplaked BIN  # $dlport, $dlpid, $dldsn (data in $work/dl)
+#   start_pg             # $pgdata, $pgport, $pgpid, $pgdsn, $pgsockdsn (Unix socket)
+#   start_deeplaked BIN  # $dlport, $dlpid, $dldsn, $dlsockdsn (data in $work/dl)
 #
 # Environment: BENCH_DIR (where the work directory goes), BENCH_KEEP=1
 # (keep deeplaked's data directory), BENCH_MACHINE (the machine line of
@@ -80,6 +80,7 @@ start_pg() {
 		-o "-p $pgport -k $work/pg -c listen_addresses=127.0.0.1" start >/dev/null
 	pgpid=$(head -1 "$pgdata/postmaster.pid")
 	pgdsn="postgres://postgres@127.0.0.1:$pgport/postgres"
+	pgsockdsn="host=$work/pg port=$pgport user=postgres dbname=postgres"
 	log "PostgreSQL on 127.0.0.1:$pgport (pid $pgpid)"
 }
 
@@ -87,12 +88,14 @@ start_pg() {
 # and waits until it accepts connections.
 start_deeplaked() {
 	dlport=$(free_port)
-	"$1" --listen "127.0.0.1:$dlport" --data-dir "$work/dl" 2>"$work/deeplaked.log" &
+	mkdir -p "$work/sock"
+	"$1" --listen "127.0.0.1:$dlport" --data-dir "$work/dl" --unix-socket-dir "$work/sock" 2>"$work/deeplaked.log" &
 	dlpid=$!
 	for _ in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$dlport") 2>/dev/null && break
 		sleep 0.1
 	done
 	dldsn="postgres://bench@127.0.0.1:$dlport/bench"
-	log "deeplaked on 127.0.0.1:$dlport (pid $dlpid)"
+	dlsockdsn="host=$work/sock port=$dlport user=bench dbname=bench"
+	log "deeplaked on 127.0.0.1:$dlport and $work/sock/.s.PGSQL.$dlport (pid $dlpid)"
 }

@@ -4,7 +4,9 @@
 # Python loader and by the Go client, and the anchors: the same rows read
 # as bytea from PostgreSQL 15 with psycopg (COPY binary and a plain SELECT),
 # from a local .npy with numpy.load(mmap_mode='r'), and the loopback TCP
-# ceiling. Each result is one JSON line; a Markdown table follows.
+# ceiling; then the deeplaked readers and PostgreSQL's over the servers'
+# Unix sockets, and that ceiling. Each result is one JSON line; a Markdown
+# table follows.
 #
 #   bench/stream/run.sh                         # 200,000 rows, about 2.4 GB
 #   BENCH_ROWS=20000 bench/stream/run.sh        # quick run
@@ -54,6 +56,13 @@ r["server_rss_start_mb"], r["server_rss_peak_mb"] = s[0] / 1024, max(s) / 1024
 print(json.dumps(r))' "$line" "$log"
 }
 
+# via_socket marks a JSON line as read over a Unix socket.
+via_socket() {
+	"$py" -c 'import json, sys
+for l in sys.stdin:
+    r = json.loads(l); r["name"] += ", Unix socket"; print(json.dumps(r), flush=True)'
+}
+
 # 3. The measurements, one JSON line each.
 results="$work/results.jsonl"
 log "deeplaked: Python loader"
@@ -68,6 +77,16 @@ log ".npy"
 "$py" "$repo/bench/stream/anchors.py" npy "$work" "$batch" | tee -a "$results"
 log "loopback TCP"
 (cd "$repo" && go run ./bench/stream/loopback -bytes $((rows * 12288))) | tee -a "$results"
+
+# The same readers over the servers' Unix sockets, and that ceiling.
+log "deeplaked over its Unix socket: Python loader, Go client"
+server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" | via_socket | tee -a "$results"
+server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" | via_socket | tee -a "$results"
+log "PostgreSQL over its Unix socket: COPY binary, SELECT"
+"$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
+"$py" "$repo/bench/stream/anchors.py" pg-select "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
+log "Unix socket"
+(cd "$repo" && go run ./bench/stream/loopback -network unix -bytes $((rows * 12288))) | tee -a "$results"
 
 # 4. The table.
 "$py" - "$results" "$rows" "$batch" <<'PY'

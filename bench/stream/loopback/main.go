@@ -1,7 +1,8 @@
 // Command loopback measures the loopback TCP ceiling the tensor stream is
 // held to: a sender writes -bytes bytes in -chunk-sized writes to a
 // receiver over 127.0.0.1, the receiver reads them into one reused buffer,
-// and the rate is printed as JSON.
+// and the rate is printed as JSON. With -network unix the pair talks over
+// a Unix socket instead.
 package main
 
 import (
@@ -11,19 +12,32 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 )
 
 func main() {
 	total := flag.Int64("bytes", 2<<30, "bytes to send")
 	chunk := flag.Int("chunk", 1<<20, "bytes per write and per read")
+	network := flag.String("network", "tcp", "tcp (loopback) or unix")
 	flag.Parse()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, name := "127.0.0.1:0", "loopback TCP ceiling"
+	if *network == "unix" {
+		dir, err := os.MkdirTemp("", "loopback")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+		addr, name = filepath.Join(dir, "s"), "Unix socket ceiling"
+	} else if *network != "tcp" {
+		fail(fmt.Errorf("-network %q: want tcp or unix", *network))
+	}
+	ln, err := net.Listen(*network, addr)
 	if err != nil {
 		fail(err)
 	}
 	go func() {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial(*network, ln.Addr().String())
 		if err != nil {
 			fail(err)
 		}
@@ -63,7 +77,7 @@ func main() {
 	}
 	wall := time.Since(start)
 	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"name": "loopback TCP ceiling", "bytes": got, "seconds": wall.Seconds(),
+		"name": name, "bytes": got, "seconds": wall.Seconds(),
 		"gb_per_s": float64(got) / wall.Seconds() / 1e9, "first_bytes_ms": first.Seconds() * 1000,
 	})
 }
