@@ -40,31 +40,42 @@ func TestTensorStreamTLS(t *testing.T) {
 	for _, opts := range []stream.Options{{BatchSize: 100}, {BatchSize: 100, Shuffle: true, Seed: 5}} {
 		var got [2][]int32
 		for k, mode := range []string{"sslmode=require", "sslmode=disable"} {
-			conn, err := pgconn.Connect(ctx, connString(t, srv, "deeplake", "tlspw", mode))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := stream.Stream(ctx, conn, "imgs", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Next() {
-				b := s.Batch()
-				ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
-				for i, id := range ids {
-					if !bytes.Equal(img[1024*i:1024*(i+1)], bytes.Repeat([]byte{byte(id)}, 1024)) {
-						t.Fatalf("%s %+v: row %d (id %d) has another row's image", mode, opts, i, id)
-					}
-				}
-				got[k] = append(got[k], ids...)
-			}
-			if err := s.Err(); err != nil {
-				t.Fatalf("%s %+v: %v", mode, opts, err)
-			}
-			conn.Close(ctx)
+			got[k] = streamImageIDs(t, connString(t, srv, "deeplake", "tlspw", mode), opts)
 		}
 		if len(got[0]) != 2000 || !slices.Equal(got[0], got[1]) {
 			t.Fatalf("%+v: %d rows over TLS, %d in the clear, or another order", opts, len(got[0]), len(got[1]))
 		}
 	}
+}
+
+// streamImageIDs streams table imgs (id int, img uint8[1024], each image
+// all bytes id % 256) over a new connection to dsn and returns the ids in
+// the order they came, failing if a row carries another row's image.
+func streamImageIDs(t *testing.T, dsn string, opts stream.Options) []int32 {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	s, err := stream.Stream(ctx, conn, "imgs", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int32
+	for s.Next() {
+		b := s.Batch()
+		ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
+		for i, id := range ids {
+			if !bytes.Equal(img[1024*i:1024*(i+1)], bytes.Repeat([]byte{byte(id)}, 1024)) {
+				t.Fatalf("%+v: row %d (id %d) has another row's image", opts, i, id)
+			}
+		}
+		got = append(got, ids...)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("%+v: %v", opts, err)
+	}
+	return got
 }

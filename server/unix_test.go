@@ -72,28 +72,7 @@ func TestUnixSocket(t *testing.T) {
 	for _, opts := range []stream.Options{{BatchSize: 100}, {BatchSize: 100, Shuffle: true, Seed: 5}} {
 		var got [2][]int32
 		for k, dsn := range []string{unixDSN, tcpDSN} {
-			conn, err := pgconn.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := stream.Stream(ctx, conn, "imgs", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Next() {
-				b := s.Batch()
-				ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
-				for i, id := range ids {
-					if !bytes.Equal(img[1024*i:1024*(i+1)], bytes.Repeat([]byte{byte(id)}, 1024)) {
-						t.Fatalf("%+v: row %d (id %d) has another row's image", opts, i, id)
-					}
-				}
-				got[k] = append(got[k], ids...)
-			}
-			if err := s.Err(); err != nil {
-				t.Fatalf("%+v: %v", opts, err)
-			}
-			conn.Close(ctx)
+			got[k] = streamImageIDs(t, dsn, opts)
 		}
 		if len(got[0]) != 2000 || !slices.Equal(got[0], got[1]) {
 			t.Fatalf("%+v: %d rows over the Unix socket, %d over TCP, or another order", opts, len(got[0]), len(got[1]))

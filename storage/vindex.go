@@ -688,6 +688,18 @@ func (db *DB) indexesCommitted(ts *tableState, op uint8, added, removed []*fragm
 	}
 }
 
+// vectorIndexOf returns the in-memory state of index indexID of t, nil
+// while it is not built (or after it is dropped).
+func (db *DB) vectorIndexOf(t *TableDesc, indexID uint64) (*vectorIndex, error) {
+	ts, err := db.tableByID(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	ts.vmu.Lock()
+	defer ts.vmu.Unlock()
+	return ts.vindexes[indexID], nil
+}
+
 // IndexSearch searches the hnsw index indexID of t for the k rows nearest
 // to q, of those the txn's snapshot sees that pass allow (nil: all), with
 // param (hnsw.ef_search). hits holds what the index found (the SQL
@@ -699,13 +711,10 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param 
 	if err != nil {
 		return nil, nil, false, err
 	}
-	ts, err := txn.db.tableByID(t.ID)
+	vi, err := txn.db.vectorIndexOf(t, indexID)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	ts.vmu.Lock()
-	vi := ts.vindexes[indexID]
-	ts.vmu.Unlock()
 	if vi == nil || len(q) != vi.typ.Width {
 		return nil, groups, false, nil
 	}
@@ -768,13 +777,10 @@ func (txn *Txn) IndexSearch(t *TableDesc, indexID uint64, q []float32, k, param 
 // row's). The rest, found[i] false, are for the caller to fetch. ok is
 // false when the index is not there (dropped, or q has another dimension).
 func (txn *Txn) IndexDistances(t *TableDesc, indexID uint64, q []float32, ids []uint64) (dist []float32, found []bool, ok bool, err error) {
-	ts, err := txn.db.tableByID(t.ID)
+	vi, err := txn.db.vectorIndexOf(t, indexID)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	ts.vmu.Lock()
-	vi := ts.vindexes[indexID]
-	ts.vmu.Unlock()
 	if vi == nil || len(q) != vi.typ.Width {
 		return nil, nil, false, nil
 	}
@@ -794,13 +800,10 @@ func (txn *Txn) IndexDistances(t *TableDesc, indexID uint64, q []float32, ids []
 // there or keeps other values than the rows' (cosine indexes keep unit
 // vectors). ids must be rows the txn's snapshot sees.
 func (txn *Txn) IndexVectors(t *TableDesc, indexID uint64, ids []uint64) (vecs []float32, found []bool, ok bool, err error) {
-	ts, err := txn.db.tableByID(t.ID)
+	vi, err := txn.db.vectorIndexOf(t, indexID)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	ts.vmu.Lock()
-	vi := ts.vindexes[indexID]
-	ts.vmu.Unlock()
 	if vi == nil {
 		return nil, nil, false, nil
 	}
@@ -908,14 +911,8 @@ func (ts *tableState) dropIndexState(id uint64) {
 // IndexSize returns the bytes the graph of index id of table t holds in
 // memory (0 until it is built).
 func (db *DB) IndexSize(t *TableDesc, id uint64) int64 {
-	ts, err := db.tableByID(t.ID)
-	if err != nil {
-		return 0
-	}
-	ts.vmu.Lock()
-	vi := ts.vindexes[id]
-	ts.vmu.Unlock()
-	if vi == nil {
+	vi, err := db.vectorIndexOf(t, id)
+	if err != nil || vi == nil {
 		return 0
 	}
 	vi.mu.RLock()
@@ -925,11 +922,6 @@ func (db *DB) IndexSize(t *TableDesc, id uint64) int64 {
 
 // IndexReady reports whether index id of table t has its graph.
 func (db *DB) IndexReady(t *TableDesc, id uint64) bool {
-	ts, err := db.tableByID(t.ID)
-	if err != nil {
-		return false
-	}
-	ts.vmu.Lock()
-	defer ts.vmu.Unlock()
-	return ts.vindexes[id] != nil
+	vi, err := db.vectorIndexOf(t, id)
+	return err == nil && vi != nil
 }

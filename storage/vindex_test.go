@@ -27,25 +27,34 @@ func vecRows(t *TableDesc, start, n int) *types.Batch {
 	return b
 }
 
+// openVecTable opens a database in dir (rows flushed only when asked, old
+// versions not retained, no background compaction) with table vi (id
+// int8, v vector(4)) holding vecRows 0..rows-1 in one flushed fragment.
+func openVecTable(t *testing.T, dir string, rows int) (*DB, *TableDesc) {
+	t.Helper()
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "v", Type: types.VectorOf(4)},
+	}})
+	insert(t, db, tbl, vecRows(tbl, 0, rows))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return db, tbl
+}
+
 // TestVectorIndexSearch builds an hnsw index over flushed fragments and
 // checks that searches use the graph for the fragments it covers (rows
 // flushed later join it in the background), never return deleted rows,
 // and that a compaction keeps the graph covering the merged fragment.
 func TestVectorIndexSearch(t *testing.T) {
-	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, tbl := openVecTable(t, t.TempDir(), 3000)
 	defer db.Close()
 	ctx := context.Background()
-	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
-		{Name: "id", Type: types.TypInt8, NotNull: true},
-		{Name: "v", Type: types.VectorOf(4)},
-	}})
-	insert(t, db, tbl, vecRows(tbl, 0, 3000))
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -177,18 +186,7 @@ func TestVectorIndexPersists(t *testing.T) {
 func testVectorIndexPersists(t *testing.T, desc IndexDesc) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
-		{Name: "id", Type: types.TypInt8, NotNull: true},
-		{Name: "v", Type: types.VectorOf(4)},
-	}})
-	insert(t, db, tbl, vecRows(tbl, 0, 3000))
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db, tbl := openVecTable(t, dir, 3000)
 	if _, err := db.CreateIndex(ctx, "vi", desc, false); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +199,7 @@ func testVectorIndexPersists(t *testing.T, desc IndexDesc) {
 		t.Fatal(err)
 	}
 
-	db, err = Open(Options{Dir: dir, FlushRows: 1 << 30})
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,20 +244,9 @@ func waitFor(t *testing.T, cond func() bool) {
 // the graph, after it listed the fragments: the index adds it before
 // CREATE INDEX returns instead of leaving it to exact search for good.
 func TestVectorIndexCatchesUp(t *testing.T) {
-	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, tbl := openVecTable(t, t.TempDir(), 1000)
 	defer db.Close()
 	ctx := context.Background()
-	tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
-		{Name: "id", Type: types.TypInt8, NotNull: true},
-		{Name: "v", Type: types.VectorOf(4)},
-	}})
-	insert(t, db, tbl, vecRows(tbl, 0, 1000))
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
 	buildIndexHook = func() {
 		buildIndexHook = nil
 		insert(t, db, tbl, vecRows(tbl, 1000, 500))
@@ -296,19 +283,8 @@ func TestVectorIndexDropsDeletedRows(t *testing.T) {
 	for _, method := range []string{"hnsw", "ivfflat"} {
 		t.Run(method, func(t *testing.T) {
 			dir := t.TempDir()
-			db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1, NoCompaction: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, tbl := openVecTable(t, dir, 5000)
 			ctx := context.Background()
-			tbl := createTable(t, db, &TableDesc{Name: "vi", Columns: []ColumnDesc{
-				{Name: "id", Type: types.TypInt8, NotNull: true},
-				{Name: "v", Type: types.VectorOf(4)},
-			}})
-			insert(t, db, tbl, vecRows(tbl, 0, 5000))
-			if err := db.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
 			ix := IndexDesc{Name: "vi_v_idx", Method: method, Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64, Lists: 10}
 			if _, err := db.CreateIndex(ctx, "vi", ix, false); err != nil {
 				t.Fatal(err)
