@@ -22,26 +22,9 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 	if err != nil {
 		return err
 	}
-	// Node numbers first, under the id map's lock, then the distances
-	// under the arenas' shared lock.
-	s.nbrs = s.nbrs[:0]
-	x.allocMu.Lock()
-	for i, id := range ids {
-		n, ok := x.byID[id]
-		found[i] = ok
-		s.nbrs = append(s.nbrs, n)
-	}
-	x.allocMu.Unlock()
-	x.growMu.RLock()
-	defer x.growMu.RUnlock()
-	for i, n := range s.nbrs {
-		// A node allocated but not yet written (an Add in progress) is
-		// not there yet.
-		found[i] = found[i] && atomic.LoadUint32(&x.state[n])&stateReady != 0
-		if found[i] {
-			dist[i] = reported(x.cfg.Metric, x.dist(q, x.vec(n)))
-		}
-	}
+	x.eachStored(ids, found, func(i int, v []float32) {
+		dist[i] = reported(x.cfg.Metric, x.dist(q, v))
+	})
 	return nil
 }
 
@@ -51,6 +34,16 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 // values and found len(ids).
 func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
 	d := x.cfg.Dim
+	x.eachStored(ids, found, func(i int, v []float32) {
+		copy(dst[i*d:(i+1)*d], v)
+	})
+}
+
+// eachStored calls fn with the position in ids and the stored vector of
+// each of ids that is live in the index, and sets found accordingly. A
+// node allocated but not yet written (an Add in progress) is not there
+// yet. fn runs under the index's locks and must not call into it.
+func (x *Index) eachStored(ids []uint64, found []bool, fn func(i int, v []float32)) {
 	x.growMu.RLock()
 	defer x.growMu.RUnlock()
 	x.allocMu.Lock()
@@ -60,7 +53,7 @@ func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
 		ok = ok && atomic.LoadUint32(&x.state[n])&stateReady != 0
 		found[i] = ok
 		if ok {
-			copy(dst[i*d:(i+1)*d], x.vec(n))
+			fn(i, x.vec(n))
 		}
 	}
 }

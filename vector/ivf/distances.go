@@ -24,24 +24,11 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 		normalize(s.q[:x.cfg.Dim], q)
 		q = s.q[:x.cfg.Dim]
 	}
-	d := x.cfg.Dim
 	one := s.dists[:1]
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	x.idMu.Lock()
-	defer x.idMu.Unlock()
-	for i, id := range ids {
-		at, ok := x.byID[id]
-		found[i] = ok
-		if !ok {
-			continue
-		}
-		l := x.lists[at.list]
-		l.mu.RLock()
-		rowDists(x.cfg.Metric, q, l.vecs[int(at.slot)*d:int(at.slot+1)*d], d, one)
-		l.mu.RUnlock()
+	x.eachStored(ids, found, func(i int, v []float32) {
+		rowDists(x.cfg.Metric, q, v, x.cfg.Dim, one)
 		dist[i] = reported(x.cfg.Metric, one[0])
-	}
+	})
 	return nil
 }
 
@@ -51,6 +38,17 @@ func (x *Index) Distances(q []float32, ids []uint64, dist []float32, found []boo
 // values and found len(ids).
 func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
 	d := x.cfg.Dim
+	x.eachStored(ids, found, func(i int, v []float32) {
+		copy(dst[i*d:(i+1)*d], v)
+	})
+}
+
+// eachStored calls fn with the position in ids and the stored vector of
+// each of ids that is live in the index, and sets found accordingly. It
+// takes the locks in their order (the list set, the id map, each list)
+// and holds the id map throughout; fn must not call into the index.
+func (x *Index) eachStored(ids []uint64, found []bool, fn func(i int, v []float32)) {
+	d := x.cfg.Dim
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	x.idMu.Lock()
@@ -63,7 +61,7 @@ func (x *Index) Vectors(ids []uint64, dst []float32, found []bool) {
 		}
 		l := x.lists[at.list]
 		l.mu.RLock()
-		copy(dst[i*d:(i+1)*d], l.vecs[int(at.slot)*d:int(at.slot+1)*d])
+		fn(i, l.vecs[int(at.slot)*d:int(at.slot+1)*d])
 		l.mu.RUnlock()
 	}
 }
