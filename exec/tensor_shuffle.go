@@ -255,10 +255,26 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		return ts.add(b)
 	}
 	var err error
+	t := c.opts.Tensor
+	var skip func(int64) bool
 	if c.groupScan != nil {
+		if skip, err = c.groupSkipper(ts); err != nil {
+			return 0, err
+		}
+	}
+	// An in-order stream of one shard reads by row group only to skip
+	// whole groups for START_BATCH; when it cannot, the plain scan reads
+	// each chunk once.
+	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
+	if c.groupScan != nil && (skip != nil || !inOrder) {
 		ts.byGroup = true
-		err = c.runGroups(add)
+		err = c.runGroups(add, skip)
 	} else {
+		if c.op == nil {
+			if c.op, err = Build(c.env, borrowingQuery(c.n)); err != nil {
+				return 0, err
+			}
+		}
 		err = Drain(c.op, add)
 	}
 	if err == nil {
@@ -276,10 +292,35 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 // reads the query's rows in order and shards them by position.
 func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
 	o := n.Options
-	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 || env.Txn == nil {
+	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 || env.Txn == nil {
 		return nil
 	}
 	return plainScan(n.Query)
+}
+
+// groupSkipper returns, for an in-order stream resumed at START_BATCH, a
+// function that skips a row group of n rows whole (unread) while the rows
+// still to skip cover it; nil when row groups cannot be skipped by count:
+// shuffled streams (the order depends on every row before), a filter or
+// a VERSION (the groups' counts are not the rows that pass or were
+// there), or deleted rows in the table.
+func (c *CopyTo) groupSkipper(ts *tensorStream) (func(n int64) bool, error) {
+	t := c.opts.Tensor
+	if ts.skip == 0 || t.Shuffle != plan.ShuffleNone || t.Version != 0 || c.groupScan.Filter != nil {
+		return nil, nil
+	}
+	del, err := c.env.Txn.HasDeletedRows(c.groupScan.Table)
+	if err != nil || del {
+		return nil, err
+	}
+	return func(n int64) bool {
+		if n > ts.skip {
+			return false
+		}
+		ts.skip -= n
+		ts.pos += n
+		return true
+	}, nil
 }
 
 // plainScan returns the scan under q when q is a scan of one table,
@@ -321,8 +362,9 @@ const groupSeedStream = 0x6a09e667f3bcc908
 
 // runGroups reads this shard's row groups: the table's groups, in an
 // order shuffled with the seed when SHUFFLE is on, dealt round-robin to the
-// shards. Each group is one scan, closed before the next opens.
-func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
+// shards. Each group is one scan, closed before the next opens. A
+// fragment's group that skip (when not nil) takes is not read.
+func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool) error {
 	scan := c.groupScan
 	groups, err := c.env.Txn.RowGroups(scan.Table)
 	if err != nil {
@@ -335,7 +377,11 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error) error {
 		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	}
 	for k := t.Rank; k < len(groups); k += t.World {
-		op, err := newGroupScan(c.env, scan, &groups[k], t.Version)
+		g := &groups[k]
+		if skip != nil && g.Kind == storage.GroupFragment && skip(g.End-g.Start) {
+			continue
+		}
+		op, err := newGroupScan(c.env, scan, g, t.Version)
 		if err != nil {
 			return err
 		}

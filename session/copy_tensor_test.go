@@ -252,3 +252,44 @@ func TestCopyToTensorExample(t *testing.T) {
 		t.Fatalf("values % x / % x", f[256:280], f[320:328])
 	}
 }
+
+// TestCopyToTensorStartBatchSkips resumes an in-order stream at a batch
+// past two whole row groups: the rows are those the full stream sends
+// from there, and the skipped groups are not read. With a deleted row the
+// groups' counts are not their rows, so they are read and skipped row by
+// row, with the same result.
+func TestCopyToTensorStartBatchSkips(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	const n = 4 * storage.RowGroupRows
+	mustRun(t, s, "CREATE TABLE r (id bigint, pad bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, g * 7 FROM generate_series(0, %d) g", n-1), fmt.Sprintf("INSERT 0 %d", n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const q = "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, START_BATCH %d)"
+	start := (2*storage.RowGroupRows + 500) / 1000 // past two groups, into the third
+	chunks := func(f func()) int64 {
+		before := db.Stats().ChunksRead.Load()
+		f()
+		return db.Stats().ChunksRead.Load() - before
+	}
+	var full, rest []int64
+	fullRead := chunks(func() { full = copyIDs(t, s, fmt.Sprintf(q, 0)) })
+	restRead := chunks(func() { rest = copyIDs(t, s, fmt.Sprintf(q, start)) })
+	if len(full) != n || !slices.Equal(full[start*1000:], rest) {
+		t.Fatalf("START_BATCH %d: %d rows, want the last %d of %d", start, len(rest), n-start*1000, len(full))
+	}
+	if restRead >= fullRead {
+		t.Fatalf("START_BATCH %d read %d chunks, the whole stream %d: the skipped groups were read", start, restRead, fullRead)
+	}
+	mustRun(t, s, "DELETE FROM r WHERE id = 5", "DELETE 1")
+	full = copyIDs(t, s, fmt.Sprintf(q, 0))
+	if rest = copyIDs(t, s, fmt.Sprintf(q, start)); len(full) != n-1 || !slices.Equal(full[start*1000:], rest) {
+		t.Fatalf("with a deleted row, START_BATCH %d: %d rows, want the last %d", start, len(rest), len(full)-start*1000)
+	}
+}

@@ -88,3 +88,15 @@ func (s *Scanner) fragRange(f *fragment) [2]int64 {
 	}
 	return [2]int64{max(0, s.groupRange[0]), min(f.Rows, s.groupRange[1])}
 }
+
+// HasDeletedRows reports whether any row of t is deleted in the txn's
+// view (its snapshot and its own deletes): when none is, a fragment row
+// group holds exactly End-Start visible rows, and a reader can skip it
+// whole by its count.
+func (txn *Txn) HasDeletedRows(t *TableDesc) (bool, error) {
+	if err := txn.check(); err != nil {
+		return false, err
+	}
+	del, err := txn.deletedIDs(t)
+	return len(del) > 0, err
+}
