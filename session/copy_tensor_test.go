@@ -287,6 +287,12 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 	if restRead >= fullRead {
 		t.Fatalf("START_BATCH %d read %d chunks, the whole stream %d: the skipped groups were read", start, restRead, fullRead)
 	}
+	// A shard in order: its groups are dealt round-robin; it skips its own.
+	const qs = "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHARD '1/2', START_BATCH %d)"
+	shard := copyIDs(t, s, fmt.Sprintf(qs, 0))
+	if rest := copyIDs(t, s, fmt.Sprintf(qs, 17)); len(shard) != n/2 || !slices.Equal(shard[17000:], rest) {
+		t.Fatalf("SHARD 1/2, START_BATCH 17: %d rows, want the last %d of %d", len(rest), len(shard)-17000, len(shard))
+	}
 	mustRun(t, s, "DELETE FROM r WHERE id = 5", "DELETE 1")
 	full = copyIDs(t, s, fmt.Sprintf(q, 0))
 	if rest = copyIDs(t, s, fmt.Sprintf(q, start)); len(full) != n-1 || !slices.Equal(full[start*1000:], rest) {
