@@ -169,6 +169,8 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 	case plan.OpL2Distance, plan.OpNegInnerProduct, plan.OpCosineDistance, plan.OpL1Distance,
 		plan.OpInnerProduct, plan.OpVectorNorm, plan.OpL2Normalize:
 		return e.compileVector(x)
+	case plan.OpVectorAdd, plan.OpVectorSub, plan.OpVectorMul, plan.OpVectorConcat, plan.OpSubvector:
+		return e.compileVectorArith(x)
 	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {

@@ -189,7 +189,8 @@ func ExprText(e Expr) string {
 func infix(o Op) bool {
 	switch o {
 	case OpAdd, OpSub, OpMul, OpDiv, OpMod, OpConcat, OpEq, OpNe, OpLt, OpLe, OpGt, OpGe,
-		OpLike, OpILike, OpJSONGet, OpJSONGetText, OpJSONContains:
+		OpLike, OpILike, OpJSONGet, OpJSONGetText, OpJSONContains,
+		OpVectorAdd, OpVectorSub, OpVectorMul, OpVectorConcat:
 		return true
 	}
 	return o.IsDistance()

@@ -98,6 +98,13 @@ const (
 	OpInnerProduct    // inner_product
 	OpVectorNorm      // vector_norm
 	OpL2Normalize     // l2_normalize
+	// pgvector's element-wise arithmetic and concatenation of two vectors
+	// or two halfvecs, and subvector(v, start, count).
+	OpVectorAdd    // +
+	OpVectorSub    // -
+	OpVectorMul    // *
+	OpVectorConcat // ||
+	OpSubvector    // subvector
 )
 
 var opNames = [...]string{
@@ -111,6 +118,7 @@ var opNames = [...]string{
 	OpNextVal: "nextval", OpPgSleep: "pg_sleep",
 	OpL2Distance: "<->", OpNegInnerProduct: "<#>", OpCosineDistance: "<=>", OpL1Distance: "<+>",
 	OpInnerProduct: "inner_product", OpVectorNorm: "vector_norm", OpL2Normalize: "l2_normalize",
+	OpVectorAdd: "+", OpVectorSub: "-", OpVectorMul: "*", OpVectorConcat: "||", OpSubvector: "subvector",
 }
 
 // IsDistance reports whether o is one of the vector distance operators

@@ -406,6 +406,9 @@ func (b *binder) binary(e *BinaryExpr) (plan.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ve, ok, err := vectorArith(e.Op, l, r); ok {
+		return ve, err
+	}
 	if op, ok := comparisonOps[e.Op]; ok {
 		l, r, err = unify(l, r, e.Op)
 		if err != nil {
@@ -705,6 +708,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 			op = plan.OpNullIf
 		}
 		return &plan.Call{Op: op, Args: args, Typ: t}, nil
+	}
+	if fe, ok, err := subvectorFunc(f.Name, args); ok {
+		return fe, err
 	}
 	if fe, ok, err := vectorFunc(f.Name, args); ok {
 		return fe, err

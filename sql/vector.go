@@ -150,3 +150,68 @@ func opTypeName(t types.Type) string {
 	}
 	return t.String()
 }
+
+// vectorArithOps are pgvector's element-wise operators and concatenation,
+// between two vectors or two halfvecs.
+var vectorArithOps = map[string]plan.Op{
+	"+": plan.OpVectorAdd, "-": plan.OpVectorSub, "*": plan.OpVectorMul, "||": plan.OpVectorConcat,
+}
+
+// vectorArith binds `l op r` for pgvector's element-wise operators when an
+// operand is a vector or a halfvec (an untyped literal takes the other's
+// type); ok is false otherwise, for the numeric and text operators.
+func vectorArith(op string, l, r plan.Expr) (plan.Expr, bool, error) {
+	o, ok := vectorArithOps[op]
+	if !ok {
+		return nil, false, nil
+	}
+	isVec := func(t types.Type) bool { return t.Kind == types.Vector || t.Kind == types.HalfVec }
+	if !isVec(l.Type()) && !isVec(r.Type()) {
+		return nil, false, nil
+	}
+	switch {
+	case isUnknown(l):
+		l = castExpr(l, types.Type{Kind: r.Type().Kind})
+	case isUnknown(r):
+		r = castExpr(r, types.Type{Kind: l.Type().Kind})
+	}
+	lt, rt := l.Type(), r.Type()
+	if lt.Kind != rt.Kind || !isVec(lt) {
+		return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", opTypeName(lt), op, opTypeName(rt)).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	return &plan.Call{Op: o, Args: []plan.Expr{l, r}, Typ: types.Type{Kind: lt.Kind}}, true, nil
+}
+
+// subvectorFunc binds subvector(v, start, count) over a vector or a
+// halfvec; ok is false for other names.
+func subvectorFunc(name string, args []plan.Expr) (plan.Expr, bool, error) {
+	if name != "subvector" {
+		return nil, false, nil
+	}
+	if len(args) == 3 {
+		v := args[0]
+		if isUnknown(v) {
+			v = castExpr(v, types.VectorOf(0))
+		}
+		start, count := resolveUnknown(args[1]), resolveUnknown(args[2])
+		if isUnknown(args[1]) {
+			start = castExpr(args[1], types.TypInt4)
+		}
+		if isUnknown(args[2]) {
+			count = castExpr(args[2], types.TypInt4)
+		}
+		if k := v.Type().Kind; (k == types.Vector || k == types.HalfVec) && start.Type().IsInteger() && count.Type().IsInteger() {
+			return &plan.Call{Op: plan.OpSubvector, Args: []plan.Expr{v, start, count}, Typ: types.Type{Kind: k}}, true, nil
+		}
+	}
+	var ts []byte
+	for i, a := range args {
+		if i > 0 {
+			ts = append(ts, ", "...)
+		}
+		ts = append(ts, opTypeName(a.Type())...)
+	}
+	return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function subvector(%s) does not exist", ts).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
