@@ -776,10 +776,12 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		return nil
 	}
 	// Remaining conversions (tensor dtype changes, halfvec from and to
-	// vector and tensors) go through the text form; a one-dimensional
-	// tensor's {...} reads as a vector's [...].
+	// vector and tensors, arrays to vectors) go through the text form; a
+	// one-dimensional tensor's or array's {...} reads as a vector's [...],
+	// as pgvector casts integer[], real[], double precision[] and
+	// numeric[].
 	c.buf = types.AppendText(c.buf[:0], x, i)
-	if to.IsVector() && from.Kind == types.Tensor && len(c.buf) >= 2 && c.buf[0] == '{' {
+	if to.IsVector() && len(c.buf) >= 2 && c.buf[0] == '{' {
 		c.buf[0], c.buf[len(c.buf)-1] = '[', ']'
 	}
 	return types.AppendParsed(out, string(c.buf))

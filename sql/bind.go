@@ -353,6 +353,9 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if rc, ok := regCast(x, e.Type); ok {
 			return rc, nil
 		}
+		if c, ok := x.(*plan.Const); ok && c.Array && e.Type.IsVector() {
+			x = arrayAsVector(c) // ARRAY[1,2,3]::vector, as pgvector casts arrays
+		}
 		if !canCast(x.Type(), e.Type) {
 			return nil, pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", x.Type(), e.Type)
 		}

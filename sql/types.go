@@ -123,6 +123,9 @@ func canCast(s, t types.Type) bool {
 	if s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape) {
 		return true
 	}
+	if s.Kind == types.Tensor && len(s.Shape) == 1 && t.IsVector() {
+		return true // integer[], real[], double precision[] to vector or halfvec, as pgvector
+	}
 	return false
 }
 
