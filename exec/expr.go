@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -583,7 +584,43 @@ func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
 		}
 		return 1
 	}
+	if k := x.Type.Kind; k == types.Vector || k == types.HalfVec {
+		return compareVectors(x.GetBytes(i), y.GetBytes(j), k == types.HalfVec)
+	}
 	return bytes.Compare(x.GetBytes(i), y.GetBytes(j))
+}
+
+// compareVectors orders two vectors (or halfvecs) as pgvector's btree
+// operators do: element by element as numbers, then the shorter first.
+func compareVectors(a, b []byte, half bool) int {
+	size := 4
+	if half {
+		size = 2
+	}
+	n := min(len(a), len(b)) / size
+	for k := range n {
+		var x, y float32
+		if half {
+			x = types.Float16ToFloat32(binary.LittleEndian.Uint16(a[2*k:]))
+			y = types.Float16ToFloat32(binary.LittleEndian.Uint16(b[2*k:]))
+		} else {
+			x = math.Float32frombits(binary.LittleEndian.Uint32(a[4*k:]))
+			y = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
+		}
+		if x < y {
+			return -1
+		}
+		if x > y {
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
 }
 
 // compareVecs appends to out (empty, boolean) the comparison op of the

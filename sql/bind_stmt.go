@@ -213,7 +213,7 @@ func bindSelect(cat Catalog, s *Select, q queryCtx) (plan.Node, error) {
 				idx = len(exprs) - 1
 			}
 		}
-		if t := exprs[idx].Type(); t.Kind == types.Tensor || t.IsVector() || t.Kind == types.JSON {
+		if t := exprs[idx].Type(); t.Kind == types.Tensor || t.Kind == types.JSON {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "could not identify an ordering operator for type %s", t)
 		}
 		nullsFirst := o.Desc

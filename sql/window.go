@@ -289,7 +289,7 @@ func (b *binder) windowCall(f *FuncCall) (plan.Expr, error) {
 			return nil, err
 		}
 		x = resolveUnknown(x)
-		if t := x.Type(); t.Kind == types.Tensor || t.IsVector() || t.Kind == types.JSON {
+		if t := x.Type(); t.Kind == types.Tensor || t.Kind == types.JSON {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "could not identify an ordering operator for type %s", t)
 		}
 		sk := plan.SortKey{Col: w.extra(x), Desc: o.Desc, NullsFirst: o.Desc}
