@@ -96,7 +96,10 @@ var params = []*param{
 	{name: "lc_numeric", def: "C", desc: "Sets the locale for formatting numbers."},
 	{name: "lc_time", def: "C", desc: "Sets the locale for formatting date and time values."},
 	{name: "lock_timeout", def: "0", check: checkMillis, desc: "Sets the maximum allowed duration of any wait for a lock."},
+	{name: "maintenance_work_mem", def: "64MB", check: checkMemory(1024, 2147483647), desc: "Sets the maximum memory to be used for maintenance operations."},
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
+	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
+	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
 	{name: "search_path", def: `"$user", public`, list: true, desc: "Sets the schema search order for names that are not schema-qualified."},
 	{name: "server_encoding", def: "UTF8", report: true, fixed: true, desc: "Shows the server (database) character set encoding."},
 	{name: "server_version", def: ServerVersion, report: true, fixed: true, desc: "Shows the server version."},
@@ -108,6 +111,7 @@ var params = []*param{
 	{name: "transaction_deferrable", def: "off", txn: true, check: checkBoolValue, desc: "Whether to defer a read-only serializable transaction until it can be executed with no possible serialization failures."},
 	{name: "transaction_isolation", def: "repeatable read", txn: true, check: checkIsolation, desc: "Sets the current transaction's isolation level."},
 	{name: "transaction_read_only", def: "off", txn: true, check: checkOff, desc: "Sets the current transaction's read-only status."},
+	{name: "work_mem", def: "4MB", check: checkMemory(64, 2147483647), desc: "Sets the maximum memory to be used for query workspaces."},
 }
 
 // ServerVersion and ServerVersionNum are the PostgreSQL version deeplaked
@@ -682,6 +686,26 @@ func checkOff(p *param, v, _ string) (string, error) {
 		return "", pgerror.Unimplementedf("%s = on is not supported", p.name)
 	}
 	return "off", nil
+}
+
+// checkMemory accepts a memory size as PostgreSQL's memory parameters
+// do: kB by default, or with a unit kB, MB, GB or TB; within lo..hi kB.
+// The value is kept as written: deeplaked sizes its memory itself.
+func checkMemory(lo, hi int64) func(*param, string, string) (string, error) {
+	return func(p *param, v, _ string) (string, error) {
+		t := strings.TrimSpace(v)
+		num := strings.TrimRight(t, "kMGTB")
+		unit := strings.TrimSpace(t[len(num):])
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		mult := map[string]int64{"": 1, "kB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30}[unit]
+		if err != nil || mult == 0 {
+			return "", invalidValue(p, v).WithHint(`Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`)
+		}
+		if kb := n * mult; kb < lo || kb > hi || n > hi {
+			return "", pgerror.Newf(pgerror.InvalidParameterValue, "%d kB is outside the valid range for parameter \"%s\" (%d kB .. %d kB)", kb, p.name, lo, hi)
+		}
+		return t, nil
+	}
 }
 
 func checkInt(lo, hi int64) func(*param, string, string) (string, error) {

@@ -136,6 +136,10 @@ func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		want := cf.args[i]
 		at := a.Type()
 		switch {
+		case i == 0 && isUnknown(a) && regclassArg[name]:
+			// pg_relation_size('items_embedding_idx'): PostgreSQL's
+			// argument is a regclass, so a literal is a relation's name.
+			out[i], _ = regCast(a, types.Type{Kind: types.RegClass})
 		case at.Equal(want), isUnknown(a):
 			out[i] = castExpr(a, want)
 		case want.IsOID() && at.IsInteger(), want.IsInteger() && at.IsInteger():
@@ -148,6 +152,12 @@ func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		}
 	}
 	return &plan.Func{Name: name, Args: out, Typ: cf.ret}, true, nil
+}
+
+// regclassArg names the functions whose first argument is a regclass in
+// PostgreSQL.
+var regclassArg = map[string]bool{
+	"pg_table_size": true, "pg_relation_size": true, "pg_total_relation_size": true, "pg_indexes_size": true,
 }
 
 // textOf converts e to text; a reg* value becomes the object's name.
