@@ -261,6 +261,11 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			}
 		}
 		return w.WriteComplete("DROP INDEX")
+	case *sql.Reindex:
+		if err := db.Reindex(ctx, st.Name, st.Table); err != nil {
+			return err
+		}
+		return w.WriteComplete("REINDEX")
 	case *sql.CreateExtension:
 		if _, ok := plan.FindExtension(st.Name); !ok {
 			return pgerror.Newf(pgerror.FeatureNotSupported, "extension \"%s\" is not available", st.Name).

@@ -124,6 +124,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCreateIndex(s.IndexStmt)
 	case *pg.Node_CreateExtensionStmt:
 		return convertCreateExtension(s.CreateExtensionStmt)
+	case *pg.Node_ReindexStmt:
+		return convertReindex(s.ReindexStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }

@@ -172,3 +172,66 @@ func (db *DB) dropIndexObjects(table, id uint64) {
 		db.log.Warn("storage: leaving objects of a dropped index", "err", err)
 	}
 }
+
+// Reindex rebuilds the vector indexes named: index name when table is
+// false, every vector index of table name otherwise. Each structure is
+// rebuilt from the vectors of its live rows (an ivfflat index trains its
+// lists again on them), then saved; searches use the old one meanwhile.
+// A primary key index needs nothing. An unknown name is 42704; a table's
+// name given as an index 42809.
+func (db *DB) Reindex(ctx context.Context, name string, table bool) error {
+	db.catMu.RLock()
+	var ts *tableState
+	var ids []uint64
+	if table {
+		var ok bool
+		if ts, ok = db.tables[name]; !ok {
+			db.catMu.RUnlock()
+			return undefinedTable(name)
+		}
+		for _, ix := range ts.desc.Indexes {
+			ids = append(ids, ix.ID)
+		}
+	} else if ts = db.indexTable(name); ts != nil {
+		for _, ix := range ts.desc.Indexes {
+			if ix.Name == name {
+				ids = append(ids, ix.ID)
+			}
+		}
+	} else {
+		_, isTable := db.tables[name]
+		isPkey := false
+		for tn, t := range db.tables {
+			isPkey = isPkey || len(t.desc.PrimaryKey) > 0 && name == tn+"_pkey"
+		}
+		db.catMu.RUnlock()
+		switch {
+		case isPkey:
+			return nil
+		case isTable:
+			return pgerror.Newf(pgerror.WrongObjectType, "\"%s\" is not an index", name)
+		}
+		return pgerror.Newf(pgerror.UndefinedObject, "index \"%s\" does not exist", name)
+	}
+	t := ts.desc
+	db.catMu.RUnlock()
+	for _, id := range ids {
+		ts.vmu.Lock()
+		vi := ts.vindexes[id]
+		ts.vmu.Unlock()
+		if vi == nil {
+			return pgerror.Newf(pgerror.ObjectNotInPrerequisiteState, "index of table \"%s\" is still being loaded", t.Name).
+				WithHint("Try again when its searches use it (EXPLAIN shows an Index Scan).")
+		}
+		vi.mu.Lock()
+		vi.compacting = true
+		vi.mu.Unlock()
+		if err := db.compactGraph(ctx, t, vi); err != nil {
+			if ctx.Err() != nil {
+				return pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
+			}
+			return err
+		}
+	}
+	return nil
+}

@@ -424,7 +424,7 @@ func (db *DB) compactGraph(ctx context.Context, t *TableDesc, vi *vectorIndex) e
 		return err
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if l, ok := g.(ivfLists); ok {
+	if l, ok := g.(ivfLists); ok && n > 0 {
 		step := max(1, n/ivf.SampleSize(vi.desc.Lists))
 		var sample []float32
 		for i := 0; i < n; i += step {

@@ -3,12 +3,14 @@ package storage
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -367,5 +369,63 @@ func TestVectorIndexDropsDeletedRows(t *testing.T) {
 				t.Fatalf("after the restart: %d live, %d deleted; want 3000, 0", live, del)
 			}
 		})
+	}
+}
+
+// TestReindex rebuilds an ivfflat index made on an empty table, whose
+// lists were trained on the first rows added alone: REINDEX trains them
+// on every row, and the index then has the lists it asked for.
+func TestReindex(t *testing.T) {
+	db, tbl := openVecTable(t, t.TempDir(), 0)
+	defer db.Close()
+	ctx := context.Background()
+	ix := IndexDesc{Name: "vi_v_idx", Method: "ivfflat", Column: 1, OpClass: "vector_l2_ops", Lists: 20}
+	if _, err := db.CreateIndex(ctx, "vi", ix, false); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, vecRows(tbl, 0, 5))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, vecRows(tbl, 5, 3000))
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = db.Table("vi")
+	vi, err := db.vectorIndexOf(tbl, tbl.Indexes[0].ID)
+	if err != nil || vi == nil {
+		t.Fatalf("index state: %v", err)
+	}
+	lists := func() int {
+		vi.mu.RLock()
+		defer vi.mu.RUnlock()
+		return vi.graph.(ivfLists).Lists()
+	}
+	waitFor(t, func() bool { return db.Stats().IndexRowsAdded.Load() == 3005 })
+	if n := lists(); n >= 20 {
+		t.Fatalf("%d lists before REINDEX: the test needs an index trained on few rows", n)
+	}
+	if err := db.Reindex(ctx, "vi_v_idx", false); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists(); n != 20 {
+		t.Fatalf("%d lists after REINDEX, want 20", n)
+	}
+	if err := db.Reindex(ctx, "vi", true); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Stats().IndexRebuilds.Load(); n != 2 {
+		t.Fatalf("%d rebuilds, want 2", n)
+	}
+	for _, tc := range []struct {
+		name  string
+		table bool
+		code  string
+	}{{"vi", false, "42809"}, {"nope", false, "42704"}, {"nope", true, "42P01"}} {
+		err := db.Reindex(ctx, tc.name, tc.table)
+		var pe *pgerror.Error
+		if !errors.As(err, &pe) || string(pe.Code) != tc.code {
+			t.Errorf("Reindex(%q, %v): %v, want SQLSTATE %s", tc.name, tc.table, err, tc.code)
+		}
 	}
 }
