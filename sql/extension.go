@@ -21,30 +21,6 @@ type DropExtension struct {
 
 func (*CreateExtension) stmt() {}
 func (*DropExtension) stmt()   {}
-func (*Reindex) stmt()         {}
-
-// Reindex is REINDEX [(options)] INDEX|TABLE [CONCURRENTLY] name: it
-// rebuilds vector indexes (pgvector's docs use it after bulk changes).
-type Reindex struct {
-	Name  string
-	Table bool
-}
-
-func convertReindex(s *pg.ReindexStmt) (Stmt, error) {
-	switch s.Kind {
-	case pg.ReindexObjectType_REINDEX_OBJECT_INDEX, pg.ReindexObjectType_REINDEX_OBJECT_TABLE:
-	default:
-		return nil, unsupported("REINDEX SCHEMA, SYSTEM and DATABASE")
-	}
-	if s.Relation == nil {
-		return nil, unsupported("this REINDEX")
-	}
-	name, err := rangeName(s.Relation)
-	if err != nil {
-		return nil, err
-	}
-	return &Reindex{Name: name, Table: s.Kind == pg.ReindexObjectType_REINDEX_OBJECT_TABLE}, nil
-}
 
 func convertCreateExtension(s *pg.CreateExtensionStmt) (Stmt, error) {
 	return &CreateExtension{Name: s.Extname, IfNotExists: s.IfNotExists}, nil

@@ -27,6 +27,7 @@ type DropIndex struct {
 
 func (*CreateIndex) stmt() {}
 func (*DropIndex) stmt()   {}
+func (*Reindex) stmt()     {}
 
 func convertCreateIndex(s *pg.IndexStmt) (Stmt, error) {
 	table, err := rangeName(s.Relation)
@@ -190,4 +191,27 @@ func BindCreateIndex(db *storage.DB, s *CreateIndex) (string, storage.IndexDesc,
 func tableExists(db *storage.DB, name string) bool {
 	_, err := db.Table(name)
 	return err == nil
+}
+
+// Reindex is REINDEX [(options)] INDEX|TABLE [CONCURRENTLY] name: it
+// rebuilds vector indexes (pgvector's docs use it after bulk changes).
+type Reindex struct {
+	Name  string
+	Table bool
+}
+
+func convertReindex(s *pg.ReindexStmt) (Stmt, error) {
+	switch s.Kind {
+	case pg.ReindexObjectType_REINDEX_OBJECT_INDEX, pg.ReindexObjectType_REINDEX_OBJECT_TABLE:
+	default:
+		return nil, unsupported("REINDEX SCHEMA, SYSTEM and DATABASE")
+	}
+	if s.Relation == nil {
+		return nil, unsupported("this REINDEX")
+	}
+	name, err := rangeName(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	return &Reindex{Name: name, Table: s.Kind == pg.ReindexObjectType_REINDEX_OBJECT_TABLE}, nil
 }
