@@ -429,3 +429,56 @@ func TestReindex(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorIndexSnapshot searches the graph from a txn that began before
+// rows nearer the query were flushed and joined the graph: that txn must
+// not see them, a later one must.
+func TestVectorIndexSnapshot(t *testing.T) {
+	db, tbl := openVecTable(t, t.TempDir(), 2000)
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.CreateIndex(ctx, "vi", IndexDesc{Name: "vi_v_idx", Method: "hnsw", Column: 1, OpClass: "vector_l2_ops", M: 16, EfConstruction: 64}, false); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = db.Table("vi")
+	ixID := tbl.Indexes[0].ID
+	q := []float32{1000, 1000, 1000, 1000}
+	old := db.Begin()
+	defer old.Rollback()
+	if _, err := old.RowGroups(tbl); err != nil { // takes the snapshot
+		t.Fatal(err)
+	}
+	// Rows at the query itself, flushed into a fragment of their own.
+	b := types.NewBatch(tbl.ColumnTypes(), 3)
+	for i := range 3 {
+		b.Cols[0].AppendInt(int64(100000 + i))
+		var v []byte
+		for _, f := range q {
+			v = binary.LittleEndian.AppendUint32(v, math.Float32bits(f))
+		}
+		b.Cols[1].AppendBytes(v)
+	}
+	insert(t, db, tbl, b)
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return db.Stats().IndexRowsAdded.Load() == 2003 })
+	nearest := func(txn *Txn) []IndexHit {
+		t.Helper()
+		hits, _, ok, err := txn.IndexSearch(tbl, ixID, q, 3, 40, nil)
+		if err != nil || !ok {
+			t.Fatalf("search: ok %v, err %v", ok, err)
+		}
+		return hits
+	}
+	for _, h := range nearest(old) {
+		if h.Distance == 0 {
+			t.Fatalf("a txn older than the flush found row %d of it", h.ID)
+		}
+	}
+	now := db.Begin()
+	defer now.Rollback()
+	if hits := nearest(now); len(hits) != 3 || hits[2].Distance != 0 {
+		t.Fatalf("a new txn found %v, want the 3 flushed rows", hits)
+	}
+}
