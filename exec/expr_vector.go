@@ -55,6 +55,19 @@ func floatsOf(b []byte, scratch *[]float32) []float32 {
 	return s
 }
 
+// compileArgs compiles a call's arguments.
+func (e *Env) compileArgs(args []plan.Expr) ([]evaluator, error) {
+	out := make([]evaluator, 0, len(args))
+	for _, a := range args {
+		ae, err := e.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ae)
+	}
+	return out, nil
+}
+
 // vectorEval evaluates pgvector's distance operators and functions.
 type vectorEval struct {
 	call   *plan.Call
@@ -66,12 +79,9 @@ type vectorEval struct {
 
 func (e *Env) compileVector(x *plan.Call) (evaluator, error) {
 	v := &vectorEval{call: x, out: types.NewVec(x.Typ, types.BatchSize)}
-	for _, a := range x.Args {
-		ae, err := e.compile(a)
-		if err != nil {
-			return nil, err
-		}
-		v.args = append(v.args, ae)
+	var err error
+	if v.args, err = e.compileArgs(x.Args); err != nil {
+		return nil, err
 	}
 	v.a.t = x.Args[0].Type()
 	if len(x.Args) > 1 {

@@ -29,12 +29,9 @@ type vectorArithEval struct {
 
 func (e *Env) compileVectorArith(x *plan.Call) (evaluator, error) {
 	v := &vectorArithEval{call: x, out: types.NewVec(x.Typ, types.BatchSize)}
-	for _, a := range x.Args {
-		ae, err := e.compile(a)
-		if err != nil {
-			return nil, err
-		}
-		v.args = append(v.args, ae)
+	var err error
+	if v.args, err = e.compileArgs(x.Args); err != nil {
+		return nil, err
 	}
 	v.a.t = x.Args[0].Type()
 	if x.Op != plan.OpSubvector {

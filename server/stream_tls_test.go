@@ -20,23 +20,7 @@ import (
 func TestTensorStreamTLS(t *testing.T) {
 	_, cert, key := writeCerts(t)
 	srv := startWith(t, server.Options{TLSCert: cert, TLSKey: key, Auth: "scram", BootstrapPassword: "tlspw", FlushRows: 500})
-	ctx := context.Background()
-	setup, err := pgconn.Connect(ctx, connString(t, srv, "deeplake", "tlspw", "sslmode=disable"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer setup.Close(ctx)
-	if err := setup.Exec(ctx, `CREATE TABLE imgs (id int, img uint8[1024])`).Close(); err != nil {
-		t.Fatal(err)
-	}
-	var rows bytes.Buffer
-	for id := range 2000 {
-		v := strconv.Itoa(id % 256)
-		rows.WriteString(strconv.Itoa(id) + "\t{" + strings.Repeat(v+",", 1023) + v + "}\n")
-	}
-	if _, err := setup.CopyFrom(ctx, &rows, "COPY imgs FROM STDIN"); err != nil {
-		t.Fatal(err)
-	}
+	loadImages(t, connString(t, srv, "deeplake", "tlspw", "sslmode=disable"))
 	for _, opts := range []stream.Options{{BatchSize: 100}, {BatchSize: 100, Shuffle: true, Seed: 5}} {
 		var got [2][]int32
 		for k, mode := range []string{"sslmode=require", "sslmode=disable"} {
@@ -78,4 +62,28 @@ func streamImageIDs(t *testing.T, dsn string, opts stream.Options) []int32 {
 		t.Fatalf("%+v: %v", opts, err)
 	}
 	return got
+}
+
+// loadImages creates table imgs (id int, img uint8[1024]) over a new
+// connection to dsn and copies 2000 rows into it, row id's image all
+// bytes id % 256, as streamImageIDs checks them.
+func loadImages(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.Exec(ctx, `CREATE TABLE imgs (id int, img uint8[1024])`).Close(); err != nil {
+		t.Fatal(err)
+	}
+	var rows bytes.Buffer
+	for id := range 2000 {
+		v := strconv.Itoa(id % 256)
+		rows.WriteString(strconv.Itoa(id) + "\t{" + strings.Repeat(v+",", 1023) + v + "}\n")
+	}
+	if _, err := conn.CopyFrom(ctx, &rows, "COPY imgs FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
 }

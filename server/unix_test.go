@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,13 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/client/stream"
 	"github.com/deeplaked/deeplaked/server"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestUnixSocket serves PostgreSQL's Unix socket, .s.PGSQL.<port> in
@@ -49,24 +46,8 @@ func TestUnixSocket(t *testing.T) {
 	if other.UnixSocket() == path {
 		t.Fatal("two servers on one socket")
 	}
-	ctx := context.Background()
 	unixDSN := fmt.Sprintf("host=%s port=%s user=u dbname=db sslmode=disable", dir, port)
-	conn, err := pgconn.Connect(ctx, unixDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Exec(ctx, `CREATE TABLE imgs (id int, img uint8[1024])`).Close(); err != nil {
-		t.Fatal(err)
-	}
-	var rows bytes.Buffer
-	for id := range 2000 {
-		v := strconv.Itoa(id % 256)
-		rows.WriteString(strconv.Itoa(id) + "\t{" + strings.Repeat(v+",", 1023) + v + "}\n")
-	}
-	if _, err := conn.CopyFrom(ctx, &rows, "COPY imgs FROM STDIN"); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	loadImages(t, unixDSN)
 
 	tcpDSN := connString(t, srv, "u", "", "")
 	for _, opts := range []stream.Options{{BatchSize: 100}, {BatchSize: 100, Shuffle: true, Seed: 5}} {
