@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -381,7 +382,8 @@ func (l *crashLoad) verify(t *testing.T, conn *pgx.Conn) {
 	// Point reads by key take the zone-map and primary key paths.
 	probed := 0
 	for txn, n := range l.acked {
-		if l.deleted[txn] || probed == 5 {
+		if l.deleted[txn] || perTxn[txn] == 0 && l.delTried[txn] || probed == 5 {
+			// A DELETE that was in flight at the kill may have committed.
 			continue
 		}
 		probed++
@@ -389,7 +391,7 @@ func (l *crashLoad) verify(t *testing.T, conn *pgx.Conn) {
 		_, _, note := crashValues(txn, k)
 		got := queryText(t, conn, fmt.Sprintf("SELECT note FROM t WHERE id = %d", txn*crashIDsPerTxn+int64(k)))
 		if len(got) != 1 || got[0][0] != note {
-			t.Errorf("SELECT row %d of txn %d by id: %d rows", k, txn, len(got))
+			t.Errorf("SELECT row %d of txn %d by id: %d rows (a full scan saw %d of its %d rows)", k, txn, len(got), perTxn[txn], n)
 		}
 	}
 	unacked := 0
@@ -424,7 +426,9 @@ func (l *crashLoad) checkWritable(t *testing.T, conn *pgx.Conn) {
 		}
 	}
 	for txn, n := range l.acked {
-		if l.deleted[txn] {
+		if l.deleted[txn] || l.delTried[txn] {
+			// A DELETE in flight at the kill may have committed, which
+			// frees the keys.
 			continue
 		}
 		_, err := conn.Exec(context.Background(), crashInsert(txn, n-1, 1))
@@ -547,7 +551,7 @@ func crashS3(t *testing.T) crashSetup {
 func crashDuringIngest(t *testing.T, bin string, seed uint64, setup crashSetup) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dataDir := t.TempDir()
+	dataDir := crashDataDir(t)
 	p, addr := crashServer(t, bin, dataDir, setup)
 	admin := connect(t, addr)
 	mustExec(t, admin, crashTable)
@@ -571,6 +575,7 @@ func crashDuringIngest(t *testing.T, bin string, seed uint64, setup crashSetup) 
 	})
 	crashKill(t, l, p, &wg)
 	t.Logf("killed after %v", time.Since(start).Round(time.Millisecond))
+	crashKeepKilled(t, dataDir)
 
 	p, addr = crashServer(t, bin, dataDir, setup)
 	conn := connect(t, addr)
@@ -593,7 +598,7 @@ func crashDuringIngest(t *testing.T, bin string, seed uint64, setup crashSetup) 
 func crashDuringVacuum(t *testing.T, bin string, seed uint64, setup crashSetup, chunkSize string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dataDir := t.TempDir()
+	dataDir := crashDataDir(t)
 	// Keeping only the current version lets VACUUM drop deleted rows and
 	// delete the objects of the fragments it compacted away.
 	p, addr := crashServer(t, bin, dataDir, setup, "--version-retention", "0s")
@@ -629,6 +634,7 @@ func crashDuringVacuum(t *testing.T, bin string, seed uint64, setup crashSetup, 
 	time.Sleep(time.Duration(rng.Int64N(int64(50 * time.Millisecond))))
 	crashKill(t, l, p, &wg)
 	t.Logf("killed after %v, %d VACUUMs done", time.Since(start).Round(time.Millisecond), l.vacuums.Load())
+	crashKeepKilled(t, dataDir)
 
 	p, addr = crashServer(t, bin, dataDir, setup, "--version-retention", "0s")
 	conn := connect(t, addr)
@@ -647,6 +653,43 @@ func crashDuringVacuum(t *testing.T, bin string, seed uint64, setup crashSetup, 
 	conn.Close(ctx)
 	stopServer(t, p)
 	crashLogVersions(t, dataDir, setup)
+}
+
+// crashDataDir returns the test's data directory. With DEEPLAKED_CRASH_KEEP
+// set to a directory, a failed test's data directory is copied there.
+func crashDataDir(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		keep := os.Getenv("DEEPLAKED_CRASH_KEEP")
+		if !t.Failed() || keep == "" {
+			return
+		}
+		dst := filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+		if out, err := exec.Command("cp", "-a", dir, dst).CombinedOutput(); err != nil {
+			t.Logf("keeping %s: %v: %s", dir, err, out)
+			return
+		}
+		t.Logf("data directory kept in %s", dst)
+		if _, err := os.Stat(crashKilledDir(dir)); err == nil {
+			exec.Command("cp", "-a", crashKilledDir(dir), dst+"-killed").Run()
+			t.Logf("as the kill left it: %s-killed", dst)
+		}
+	})
+	return dir
+}
+
+// crashKilledDir is where crashKeepKilled copies dataDir.
+func crashKilledDir(dataDir string) string { return dataDir + "-killed" }
+
+// crashKeepKilled copies the data directory as the kill left it, before the
+// restart recovers it, when DEEPLAKED_CRASH_KEEP is set.
+func crashKeepKilled(t *testing.T, dataDir string) {
+	if os.Getenv("DEEPLAKED_CRASH_KEEP") == "" {
+		return
+	}
+	if out, err := exec.Command("cp", "-a", dataDir, crashKilledDir(dataDir)).CombinedOutput(); err != nil {
+		t.Logf("copying %s: %v: %s", dataDir, err, out)
+	}
 }
 
 // crashKill kills the server with SIGKILL and waits for the clients.
