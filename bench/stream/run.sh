@@ -4,9 +4,10 @@
 # Python loader and by the Go client, and the anchors: the same rows read
 # as bytea from PostgreSQL 15 with psycopg (COPY binary and a plain SELECT),
 # from a local .npy with numpy.load(mmap_mode='r'), and the loopback TCP
-# ceiling; then the deeplaked readers and PostgreSQL's over the servers'
-# Unix sockets, and that ceiling. Each result is one JSON line; a Markdown
-# table follows.
+# ceiling (one buffer sent again and again, and distinct data); then the
+# deeplaked readers and PostgreSQL's over the servers' Unix sockets, and
+# that ceiling. Each result is one JSON line; a Markdown table and the
+# ratios to the anchors follow.
 #
 #   bench/stream/run.sh                         # 200,000 rows, about 2.4 GB
 #   BENCH_ROWS=20000 bench/stream/run.sh        # quick run
@@ -77,6 +78,8 @@ log ".npy"
 "$py" "$repo/bench/stream/anchors.py" npy "$work" "$batch" | tee -a "$results"
 log "loopback TCP"
 (cd "$repo" && go run ./bench/stream/loopback -bytes $((rows * 12288))) | tee -a "$results"
+log "loopback TCP, distinct data"
+(cd "$repo" && go run ./bench/stream/loopback -distinct -bytes $((rows * 12288))) | tee -a "$results"
 
 # The same readers over the servers' Unix sockets, and that ceiling.
 log "deeplaked over its Unix socket: Python loader, Go client"
@@ -101,4 +104,14 @@ for r in rows:
     mem = f"{r['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in r else ""
     srv = f"{r['server_rss_start_mb']:.0f} → {r['server_rss_peak_mb']:.0f} MB" if "server_rss_peak_mb" in r else ""
     print(f"| {r['name']} | {r['gb_per_s']:.2f} | {samples} | {first:.1f} ms | {mem} | {srv} |")
+rate = {r["name"]: r["gb_per_s"] for r in rows}
+def ratio(a, b, what):
+    if a in rate and b in rate:
+        print(f"- {what}: {rate[a] / rate[b]:.2f} ({rate[a]:.2f} / {rate[b]:.2f} GB/s)")
+print()
+go, py = "deeplaked, Go client (client/stream)", "deeplaked, Python loader (to_torch)"
+ratio(go, "loopback TCP ceiling", "Go client / loopback TCP ceiling")
+ratio(go, "loopback TCP ceiling, distinct data", "Go client / loopback TCP ceiling, distinct data")
+ratio(py, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader / psycopg COPY")
+ratio(py, "PostgreSQL 15, psycopg SELECT", "Python loader / psycopg SELECT")
 PY

@@ -3,6 +3,12 @@
 // receiver over 127.0.0.1, the receiver reads them into one reused buffer,
 // and the rate is printed as JSON. With -network unix the pair talks over
 // a Unix socket instead.
+//
+// By default the sender writes one -chunk buffer again and again, which
+// stays in its CPU's cache: the kernel's copy alone. With -distinct it
+// sends -bytes of distinct data held in memory (filled before the clock
+// starts), reading each byte from memory once, as any server sending a
+// table larger than the CPU's caches must.
 package main
 
 import (
@@ -20,6 +26,7 @@ func main() {
 	total := flag.Int64("bytes", 2<<30, "bytes to send")
 	chunk := flag.Int("chunk", 1<<20, "bytes per write and per read")
 	network := flag.String("network", "tcp", "tcp (loopback) or unix")
+	distinct := flag.Bool("distinct", false, "send -bytes of distinct data held in memory, each byte read once, instead of one -chunk buffer again and again")
 	flag.Parse()
 	addr, name := "127.0.0.1:0", "loopback TCP ceiling"
 	if *network == "unix" {
@@ -31,6 +38,15 @@ func main() {
 		addr, name = filepath.Join(dir, "s"), "Unix socket ceiling"
 	} else if *network != "tcp" {
 		fail(fmt.Errorf("-network %q: want tcp or unix", *network))
+	}
+	var src []byte
+	if *distinct {
+		// Filled before the clock starts, so the pages are resident.
+		name += ", distinct data"
+		src = make([]byte, *total)
+		for i := range src {
+			src[i] = byte(i * 31 >> 8)
+		}
 	}
 	ln, err := net.Listen(*network, addr)
 	if err != nil {
@@ -46,6 +62,9 @@ func main() {
 			n := int64(len(buf))
 			if n > *total-sent {
 				n = *total - sent
+			}
+			if *distinct {
+				buf = src[sent : sent+n]
 			}
 			if _, err := c.Write(buf[:n]); err != nil {
 				fail(err)
