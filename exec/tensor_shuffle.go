@@ -106,6 +106,11 @@ type tensorStream struct {
 	byGroup bool
 	batch   uint64
 	sent    int64
+	// replaying is set while a resumed buffer-shuffled stream replays
+	// its skipped rows by id (see replayIDs); slotIDs then holds the row
+	// id in each slot of the buffer instead of its values.
+	replaying bool
+	slotIDs   []uint64
 }
 
 func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *tensorStream {
@@ -158,6 +163,27 @@ func (ts *tensorStream) add(b *types.Batch) error {
 		}
 	}
 	return nil
+}
+
+// replayIDs takes the rows with the given ids into the shuffle buffer as
+// add would, but records each slot's row id instead of copying its values:
+// which slot a row takes and which row goes out depend only on the seed
+// and the number of rows, never on their values. It stops after the last
+// row to skip has gone out and returns how many of ids it took.
+func (ts *tensorStream) replayIDs(ids []uint64) int {
+	for i, id := range ids {
+		if len(ts.slotIDs) < ts.opts.ShuffleBuffer {
+			ts.slotIDs = append(ts.slotIDs, id)
+			continue
+		}
+		s := ts.rng.IntN(len(ts.slotIDs))
+		ts.skip-- // slot s's row goes out, skipped
+		ts.slotIDs[s] = id
+		if ts.skip == 0 {
+			return i + 1
+		}
+	}
+	return len(ids)
 }
 
 // addInOrder takes the rows of b as they come, in runs that end at a
@@ -268,7 +294,10 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
 	if c.groupScan != nil && (skip != nil || !inOrder) {
 		ts.byGroup = true
-		err = c.runGroups(add, skip)
+		// A buffer-shuffled stream resumed at START_BATCH replays the
+		// rows it skips from their ids alone (see replayIDs).
+		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer && t.Version == 0 && c.groupScan.Filter == nil
+		err = c.runGroups(add, skip, ts)
 	} else {
 		if c.op == nil {
 			if c.op, err = Build(c.env, borrowingQuery(c.n)); err != nil {
@@ -363,8 +392,9 @@ const groupSeedStream = 0x6a09e667f3bcc908
 // runGroups reads this shard's row groups: the table's groups, in an
 // order shuffled with the seed when SHUFFLE is on, dealt round-robin to the
 // shards. Each group is one scan, closed before the next opens. A
-// fragment's group that skip (when not nil) takes is not read.
-func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool) error {
+// fragment's group that skip (when not nil) takes is not read. While ts
+// is replaying, groups are read for their row ids only (replayGroup).
+func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool, ts *tensorStream) error {
 	scan := c.groupScan
 	groups, err := c.env.Txn.RowGroups(scan.Table)
 	if err != nil {
@@ -381,17 +411,123 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool)
 		if skip != nil && g.Kind == storage.GroupFragment && skip(g.End-g.Start) {
 			continue
 		}
+		read := fn
+		if ts.replaying {
+			taken, all, err := c.replayGroup(ts, g)
+			if err != nil {
+				return err
+			}
+			if ts.replaying || taken == all {
+				continue
+			}
+			// The replay ended inside this group: its first rows
+			// are in the buffer already.
+			read = dropRows(taken, fn)
+		}
 		op, err := newGroupScan(c.env, scan, g, t.Version)
 		if err != nil {
 			return err
 		}
-		err = Drain(op, fn)
+		err = Drain(op, read)
 		op.Close()
 		if err != nil {
 			return err
 		}
 	}
+	if ts.replaying {
+		// Every row was skipped or is in the buffer.
+		return c.fillBuffer(ts)
+	}
 	return nil
+}
+
+// replayGroup replays the rows of group g by id (replayIDs), reading only
+// their ids. When the last row to skip goes out, it fills the buffer with
+// its rows' values and ends the replay. It returns how many of the
+// group's rows were taken and how many it has.
+func (c *CopyTo) replayGroup(ts *tensorStream, g *storage.RowGroup) (taken, all int, err error) {
+	sc, err := c.env.Txn.ScanWith(c.groupScan.Table, storage.ScanOptions{Group: g})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer sc.Close()
+	for {
+		if err := c.env.canceled(); err != nil {
+			return 0, 0, err
+		}
+		b, ids, err := sc.Next()
+		if err != nil {
+			return 0, 0, err
+		}
+		if b == nil {
+			return taken, all, nil
+		}
+		all += len(ids)
+		if ts.replaying {
+			k := ts.replayIDs(ids)
+			taken += k
+			if ts.skip == 0 {
+				if err := c.fillBuffer(ts); err != nil {
+					return 0, 0, err
+				}
+			}
+		}
+	}
+}
+
+// fillBuffer ends a replay: it reads the values of the rows whose ids the
+// replay left in the buffer's slots, by id, into the slots.
+func (c *CopyTo) fillBuffer(ts *tensorStream) error {
+	scan := c.groupScan
+	ids := ts.slotIDs
+	base := 0
+	put := projectScan(c.n.Query, func(b *types.Batch) error {
+		for i := range b.Len() {
+			ts.store.set(base+i, b.Cols, i, ts.frames)
+		}
+		return nil
+	})
+	for ; base < len(ids); base += types.BatchSize {
+		part := ids[base:min(len(ids), base+types.BatchSize)]
+		b, found, err := c.env.Txn.FetchRows(scan.Table, scan.Cols, part)
+		if err != nil {
+			return err
+		}
+		if len(found) != len(part) {
+			return pgerror.AssertionFailedf("resuming the stream: %d of %d buffered rows found", len(found), len(part))
+		}
+		if err := put(b); err != nil {
+			return err
+		}
+	}
+	ts.replaying, ts.slotIDs = false, nil
+	return nil
+}
+
+// dropRows wraps fn so that it does not see the first n rows.
+func dropRows(n int, fn func(*types.Batch) error) func(*types.Batch) error {
+	var view *types.Batch
+	return func(b *types.Batch) error {
+		if n == 0 {
+			return fn(b)
+		}
+		if n >= b.Len() {
+			n -= b.Len()
+			return nil
+		}
+		if view == nil {
+			view = &types.Batch{Cols: make([]*types.Vec, len(b.Cols))}
+			for j := range view.Cols {
+				view.Cols[j] = new(types.Vec)
+			}
+		}
+		for j, v := range b.Cols {
+			view.Cols[j].Window(v, n, b.Len())
+		}
+		view.SetLen(b.Len() - n)
+		n = 0
+		return fn(view)
+	}
 }
 
 // newGroupScan is newScan reading one row group, of version version when

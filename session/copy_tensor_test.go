@@ -299,3 +299,69 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 		t.Fatalf("with a deleted row, START_BATCH %d: %d rows, want the last %d", start, len(rest), len(full)-start*1000)
 	}
 }
+
+// copyFrames runs q, a tensor stream, and returns its frames.
+func copyFrames(t *testing.T, s *Session, q string) [][]byte {
+	t.Helper()
+	r := &frameWriter{}
+	if err := s.ExecSimple(context.Background(), q, r); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return r.frames
+}
+
+// TestCopyToTensorShuffledStartBatch resumes buffer-shuffled streams at
+// batches inside the first row group, in the middle and in the drain at
+// the end: the frames must be the full stream's from that batch on, and
+// the skipped rows are replayed from their ids, not read (fewer chunks
+// read than the full stream when most of it is skipped). The table has
+// fragments, a deleted row and buffered rows; the stream is sharded, and
+// a projection and a text column go through the rows fetched back into
+// the buffer.
+func TestCopyToTensorShuffledStartBatch(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	const n = 4 * storage.RowGroupRows
+	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text || ', padded to about forty bytes', g * 3 FROM generate_series(0, %d) g", n-1),
+		fmt.Sprintf("INSERT 0 %d", n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "DELETE FROM r WHERE id = 20000", "DELETE 1")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'buffered', g FROM generate_series(%d, %d) g", n, n+299), "INSERT 0 300")
+	chunks := func(f func()) int64 {
+		before := db.Stats().ChunksRead.Load()
+		f()
+		return db.Stats().ChunksRead.Load() - before
+	}
+	for _, c := range []struct{ query, shard string }{
+		{"r", "0/1"},
+		{"r", "1/2"},
+		{"(SELECT pad, note FROM r)", "0/1"},
+	} {
+		q := "COPY " + c.query + " TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 5000, SEED 11, SHARD '" + c.shard + "', START_BATCH %d)"
+		var full [][]byte
+		fullRead := chunks(func() { full = copyFrames(t, s, fmt.Sprintf(q, 0)) })
+		last := len(full) - 1
+		for _, start := range []int{1, 7, last / 2, last - 3, last} {
+			var rest [][]byte
+			restRead := chunks(func() { rest = copyFrames(t, s, fmt.Sprintf(q, start)) })
+			if len(rest) != len(full)-start {
+				t.Fatalf("COPY %s SHARD %s, START_BATCH %d: %d frames, want %d", c.query, c.shard, start, len(rest), len(full)-start)
+			}
+			for i, f := range rest {
+				if !bytes.Equal(f, full[start+i]) {
+					t.Fatalf("COPY %s SHARD %s, START_BATCH %d: frame %d differs from the full stream's", c.query, c.shard, start, start+i)
+				}
+			}
+			if start == last && restRead*2 > fullRead {
+				t.Fatalf("COPY %s SHARD %s, START_BATCH %d read %d chunks, the whole stream %d: the skipped rows were read", c.query, c.shard, start, restRead, fullRead)
+			}
+		}
+	}
+}
