@@ -292,7 +292,10 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	// whole groups for START_BATCH; when it cannot, the plain scan reads
 	// each chunk once.
 	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
-	if c.groupScan != nil && (skip != nil || !inOrder) {
+	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact && t.Version == 0 && c.groupScan.Filter == nil {
+		ts.byGroup = true
+		err = c.runExactByID(ts)
+	} else if c.groupScan != nil && (skip != nil || !inOrder) {
 		ts.byGroup = true
 		// A buffer-shuffled stream resumed at START_BATCH replays the
 		// rows it skips from their ids alone (see replayIDs).
@@ -396,17 +399,13 @@ const groupSeedStream = 0x6a09e667f3bcc908
 // is replaying, groups are read for their row ids only (replayGroup).
 func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool, ts *tensorStream) error {
 	scan := c.groupScan
-	groups, err := c.env.Txn.RowGroups(scan.Table)
+	groups, err := c.shardGroups()
 	if err != nil {
 		return err
 	}
 	t := c.opts.Tensor
 	fn = projectScan(c.n.Query, fn)
-	if t.Shuffle != plan.ShuffleNone {
-		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
-		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
-	}
-	for k := t.Rank; k < len(groups); k += t.World {
+	for k := range groups {
 		g := &groups[k]
 		if skip != nil && g.Kind == storage.GroupFragment && skip(g.End-g.Start) {
 			continue
@@ -437,6 +436,103 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool,
 	if ts.replaying {
 		// Every row was skipped or is in the buffer.
 		return c.fillBuffer(ts)
+	}
+	return nil
+}
+
+// shardGroups returns this shard's row groups, in the order it reads
+// them: the table's groups, shuffled with the seed when SHUFFLE is on,
+// dealt round-robin to the shards.
+func (c *CopyTo) shardGroups() ([]storage.RowGroup, error) {
+	groups, err := c.env.Txn.RowGroups(c.groupScan.Table)
+	if err != nil {
+		return nil, err
+	}
+	t := c.opts.Tensor
+	if t.Shuffle != plan.ShuffleNone {
+		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
+		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	}
+	var mine []storage.RowGroup
+	for k := t.Rank; k < len(groups); k += t.World {
+		mine = append(mine, groups[k])
+	}
+	return mine, nil
+}
+
+// runExactByID streams an exact shuffle of a table's rows holding only
+// their ids: it reads the shard's row ids, permutes them as finish
+// permutes the rows of the store (the same draws, so the same order), and
+// reads the rows by id a batch at a time as they are sent. The server's
+// memory grows by 8 bytes a row instead of by the rows, and the rows that
+// START_BATCH skips are never read.
+func (c *CopyTo) runExactByID(ts *tensorStream) error {
+	scan := c.groupScan
+	groups, err := c.shardGroups()
+	if err != nil {
+		return err
+	}
+	var ids []uint64
+	for k := range groups {
+		sc, err := c.env.Txn.ScanWith(scan.Table, storage.ScanOptions{Group: &groups[k]})
+		if err != nil {
+			return err
+		}
+		for {
+			if err = c.env.canceled(); err != nil {
+				break
+			}
+			var b *types.Batch
+			var part []uint64
+			if b, part, err = sc.Next(); err != nil || b == nil {
+				break
+			}
+			ids = append(ids, part...)
+		}
+		sc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	emit := projectScan(c.n.Query, func(b *types.Batch) error {
+		for i := range b.Len() {
+			if err := ts.emitRow(b.Cols, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	pending := make([]uint64, 0, types.BatchSize)
+	send := func() error {
+		if err := c.env.canceled(); err != nil {
+			return err
+		}
+		b, found, err := c.env.Txn.FetchRows(scan.Table, scan.Cols, pending)
+		if err != nil {
+			return err
+		}
+		if len(found) != len(pending) {
+			return pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(pending))
+		}
+		pending = pending[:0]
+		return emit(b)
+	}
+	// Fisher-Yates from the end, as finish drains the store.
+	for k := len(ids) - 1; k >= 0; k-- {
+		s := ts.rng.IntN(k + 1)
+		ids[s], ids[k] = ids[k], ids[s]
+		if ts.skip > 0 {
+			ts.skip--
+			continue
+		}
+		if pending = append(pending, ids[k]); len(pending) == cap(pending) {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return send()
 	}
 	return nil
 }

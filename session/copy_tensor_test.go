@@ -365,3 +365,73 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyToTensorExactByID streams exact shuffles of a table, which hold
+// only row ids and read the rows by id as they are sent: the frames must
+// equal those of the same rows shuffled in memory (a WHERE that passes
+// every row takes that path, with the same draws), every row must come
+// exactly once across shards, START_BATCH must resume the same order,
+// and the rows it skips are not read.
+func TestCopyToTensorExactByID(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	const n = 2*storage.RowGroupRows + 700
+	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", n-1),
+		fmt.Sprintf("INSERT 0 %d", n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "DELETE FROM r WHERE id = 100", "DELETE 1")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'buffered', g FROM generate_series(%d, %d) g", n, n+199), "INSERT 0 200")
+	const rows = n - 1 + 200
+	reads := func(f func()) int64 {
+		st := db.Stats()
+		before := st.ChunksRead.Load() + st.RangeReads.Load()
+		f()
+		return st.ChunksRead.Load() + st.RangeReads.Load() - before
+	}
+	opts := "FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5"
+	var full [][]byte
+	fullRead := reads(func() { full = copyFrames(t, s, "COPY r TO STDOUT WITH ("+opts+")") })
+	inMemory := copyFrames(t, s, "COPY (SELECT id, note, pad FROM r WHERE id >= 0) TO STDOUT WITH ("+opts+")")
+	if len(full) != (rows+999)/1000 || len(inMemory) != len(full) {
+		t.Fatalf("%d and %d frames, want %d", len(full), len(inMemory), (rows+999)/1000)
+	}
+	for i := range full {
+		if !bytes.Equal(full[i], inMemory[i]) {
+			t.Fatalf("frame %d by id differs from the in-memory shuffle's", i)
+		}
+	}
+	last := len(full) - 1
+	var rest [][]byte
+	restRead := reads(func() { rest = copyFrames(t, s, fmt.Sprintf("COPY r TO STDOUT WITH (%s, START_BATCH %d)", opts, last)) })
+	if len(rest) != 1 || !bytes.Equal(rest[0], full[last]) {
+		t.Fatalf("START_BATCH %d: %d frames, not the full stream's last", last, len(rest))
+	}
+	if restRead*2 > fullRead {
+		t.Fatalf("START_BATCH %d read %d chunks and rows, the whole stream %d: the skipped rows were read", last, restRead, fullRead)
+	}
+	seen := make(map[int64]int)
+	for rank := range 3 {
+		ids := copyIDs(t, s, fmt.Sprintf("COPY (SELECT id FROM r) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5, SHARD '%d/3')", rank))
+		if slices.IsSorted(ids) {
+			t.Fatalf("shard %d/3 is not shuffled", rank)
+		}
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
+	if len(seen) != rows || seen[100] != 0 {
+		t.Fatalf("3 shards sent %d distinct rows, want %d (row 100 %d times)", len(seen), rows, seen[100])
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Fatalf("row %d sent %d times", id, k)
+		}
+	}
+}
