@@ -3,6 +3,7 @@ package exec
 import (
 	"io"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -494,28 +495,37 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 			return err
 		}
 	}
+	// A batch of ids is read in storage order (rows of one chunk
+	// together) into one reused batch, then sent in the permutation's.
+	pending := make([]uint64, 0, types.BatchSize)
+	sorted := make([]uint64, 0, types.BatchSize)
+	var found []uint64
 	emit := projectScan(c.n.Query, func(b *types.Batch) error {
-		for i := range b.Len() {
+		for _, id := range pending {
+			i, _ := slices.BinarySearch(found, id)
 			if err := ts.emitRow(b.Cols, i); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	pending := make([]uint64, 0, types.BatchSize)
+	var buf *types.Batch
 	send := func() error {
 		if err := c.env.canceled(); err != nil {
 			return err
 		}
-		b, found, err := c.env.Txn.FetchRows(scan.Table, scan.Cols, pending)
-		if err != nil {
+		sorted = append(sorted[:0], pending...)
+		slices.Sort(sorted)
+		var err error
+		if buf, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, sorted, buf); err != nil {
 			return err
 		}
 		if len(found) != len(pending) {
 			return pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(pending))
 		}
+		err = emit(buf)
 		pending = pending[:0]
-		return emit(b)
+		return err
 	}
 	// Fisher-Yates from the end, as finish drains the store.
 	for k := len(ids) - 1; k >= 0; k-- {

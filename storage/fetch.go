@@ -17,11 +17,30 @@ import (
 // chunk only the checksum block around the row is read (a byte-range
 // read); other chunks are read whole.
 func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch, []uint64, error) {
+	return txn.FetchRowsInto(t, cols, ids, nil)
+}
+
+// FetchRowsInto is FetchRows reading into dst, reset first, whose columns
+// have cols' types; its buffers are reused, so a caller fetching batch
+// after batch allocates once. A nil dst gets a new batch.
+func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
 	if err := txn.check(); err != nil {
 		return nil, nil, err
 	}
-	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, min(len(ids), types.BatchSize))
+	capacity := min(len(ids), types.BatchSize)
+	if dst != nil {
+		capacity = 0
+	}
+	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, capacity)
 	defer s.Close()
+	if dst != nil {
+		if len(dst.Cols) != len(cols) {
+			return nil, nil, assertf("fetch from %q: %d columns to fill, %d asked", t.Name, len(dst.Cols), len(cols))
+		}
+		dst.Reset()
+		s.out = dst
+		s.dec.bind(cols, dst)
+	}
 	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
 		return nil, nil, err
 	}

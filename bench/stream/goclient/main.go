@@ -26,7 +26,19 @@ const item = 3 * 64 * 64
 func main() {
 	dsn := flag.String("dsn", "", "deeplaked connection string")
 	batch := flag.Int("batch", 256, "rows per batch")
+	shuffle := flag.String("shuffle", "none", "none, buffer (SHUFFLE true) or exact (SHUFFLE 'exact')")
 	flag.Parse()
+	opts := stream.Options{BatchSize: *batch, Seed: 1}
+	name := "deeplaked, Go client (client/stream)"
+	switch *shuffle {
+	case "none":
+	case "buffer":
+		opts.Shuffle, name = true, name+", SHUFFLE true"
+	case "exact":
+		opts.ExactShuffle, name = true, name+", SHUFFLE 'exact'"
+	default:
+		fail(fmt.Errorf("-shuffle %q: want none, buffer or exact", *shuffle))
+	}
 	ctx := context.Background()
 	conn, err := pgconn.Connect(ctx, *dsn)
 	if err != nil {
@@ -34,7 +46,7 @@ func main() {
 	}
 	defer conn.Close(ctx)
 	start := time.Now()
-	s, err := stream.Stream(ctx, conn, "SELECT image, label FROM samples", stream.Options{BatchSize: *batch})
+	s, err := stream.Stream(ctx, conn, "SELECT image, label FROM samples", opts)
 	if err != nil {
 		fail(err)
 	}
@@ -64,7 +76,7 @@ func main() {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"name": "deeplaked, Go client (client/stream)", "rows": rows, "bytes": rows * item, "seconds": wall.Seconds(),
+		"name": name, "rows": rows, "bytes": rows * item, "seconds": wall.Seconds(),
 		"gb_per_s": float64(rows*item) / wall.Seconds() / 1e9, "samples_per_s": float64(rows) / wall.Seconds(),
 		"first_batch_ms": first.Seconds() * 1000, "peak_rss_mb": float64(ru.Maxrss) / 1024, "checksum": checksum,
 	})
