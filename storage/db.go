@@ -68,6 +68,8 @@ type DB struct {
 	log   *slog.Logger
 	kv    *pebble.DB
 	store ObjectStore
+	// ownStore is store when Open made it (Options.Dir), closed by Close.
+	ownStore *DirStore
 	// chunks caches decoded chunks for random access.
 	chunks *chunkCache
 
@@ -171,12 +173,14 @@ func Open(opts Options) (*DB, error) {
 		if store == nil {
 			store = NewMemStore()
 		}
-	} else if store == nil {
+	}
+	var owned *DirStore
+	if store == nil {
 		ds, err := NewDirStore(filepath.Join(opts.Dir, "objects"))
 		if err != nil {
 			return nil, err
 		}
-		store = ds
+		store, owned = ds, ds
 	}
 	kv, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -187,6 +191,7 @@ func Open(opts Options) (*DB, error) {
 		log:       opts.Logger,
 		kv:        kv,
 		store:     store,
+		ownStore:  owned,
 		chunks:    newChunkCache(opts.ChunkCacheBytes),
 		tables:    make(map[string]*tableState),
 		byID:      make(map[uint64]*tableState),
@@ -220,6 +225,9 @@ func (db *DB) Close() error {
 	db.saveIndexes()
 	if err := db.releaseCounters(); err != nil {
 		db.log.Warn("storage: keeping reserved counter blocks", "err", err)
+	}
+	if db.ownStore != nil {
+		_ = db.ownStore.Close()
 	}
 	if err := db.kv.Close(); err != nil {
 		return fmt.Errorf("storage: closing pebble: %w", err)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // ErrNotFound is returned (wrapped) by an ObjectStore when a key holds no
@@ -172,6 +173,8 @@ func sliceRange(data []byte, off, n int64) []byte {
 // returns.
 type DirStore struct {
 	root string
+	// files keeps the files of recent byte-range reads open.
+	files fdCache
 }
 
 var _ ObjectStore = (*DirStore)(nil)
@@ -184,7 +187,14 @@ func NewDirStore(dir string) (*DirStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating object directory: %w", err)
 	}
-	return &DirStore{root: dir}, nil
+	return &DirStore{root: dir, files: fdCache{max: dirStoreOpenFiles}}, nil
+}
+
+// Close closes the files the store keeps open for byte-range reads. The
+// store stays usable; later reads open files again.
+func (d *DirStore) Close() error {
+	d.files.closeAll()
+	return nil
 }
 
 func (d *DirStore) path(key string) (string, error) {
@@ -238,6 +248,7 @@ func (d *DirStore) put(ctx context.Context, key string, data []byte, ifAbsent bo
 		}
 	default:
 		err = os.Rename(tmp, p)
+		d.files.forget(key)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
@@ -354,15 +365,25 @@ func (d *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]by
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	of, err := d.files.acquire(key, p)
 	if err != nil {
 		return nil, d.wrap(key, err)
 	}
-	defer f.Close()
+	defer d.files.release(of)
 	buf := make([]byte, n)
-	m, err := f.ReadAt(buf, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, d.wrap(key, err)
+	m := 0
+	for m < len(buf) {
+		k, err := syscall.Pread(of.fd, buf[m:], off+int64(m))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, d.wrap(key, &os.PathError{Op: "read", Path: p, Err: err})
+		}
+		if k == 0 {
+			break // the end of the object
+		}
+		m += k
 	}
 	return buf[:m], nil
 }
@@ -376,7 +397,9 @@ func (d *DirStore) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+	err = os.Remove(p)
+	d.files.forget(key)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete %q: %w", key, err)
 	}
 	return nil

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -107,5 +109,77 @@ func TestDirStoreGetInto(t *testing.T) {
 	}
 	if _, err := d.GetInto(ctx, "nope", nil, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing key: %v", err)
+	}
+}
+
+// TestDirStoreKeepsFilesOpen reads byte ranges of more objects than a
+// DirStore keeps open, while other goroutines replace and delete objects:
+// every read must return the object's current bytes (or ErrNotFound once
+// it is deleted), the open files stay bounded, and Close closes them.
+func TestDirStoreKeepsFilesOpen(t *testing.T) {
+	ctx := context.Background()
+	ds, err := NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const objects = dirStoreOpenFiles + 20
+	key := func(i int) string { return fmt.Sprintf("t/%03d", i) }
+	body := func(i, gen int) []byte { return bytes.Repeat([]byte{byte(i), byte(gen)}, 512) }
+	for i := range objects {
+		if err := ds.Put(ctx, key(i), body(i, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 2 {
+		for i := range objects {
+			got, err := ds.GetRange(ctx, key(i), 10, 6)
+			if err != nil || !bytes.Equal(got, body(i, 0)[10:16]) {
+				t.Fatalf("round %d, object %d: % x, %v", round, i, got, err)
+			}
+		}
+	}
+	if n := ds.files.open(); n == 0 || n > dirStoreOpenFiles {
+		t.Fatalf("%d files open, want 1 to %d", n, dirStoreOpenFiles)
+	}
+	// Replaced and deleted while read.
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for k := range 200 {
+				i := (w*53 + k*7) % objects
+				got, err := ds.GetRange(ctx, key(i), 0, 2)
+				if err != nil && !errors.Is(err, ErrNotFound) || err == nil && (len(got) != 2 || got[0] != byte(i)) {
+					t.Errorf("object %d: % x, %v", i, got, err)
+					return
+				}
+			}
+		})
+	}
+	for i := range 10 {
+		if err := ds.Put(ctx, key(i), body(i, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ds.Delete(ctx, key(objects-1-i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	for i := range 10 {
+		if got, err := ds.GetRange(ctx, key(i), 0, 2); err != nil || !bytes.Equal(got, body(i, 1)[:2]) {
+			t.Fatalf("replaced object %d: % x, %v", i, got, err)
+		}
+		if _, err := ds.GetRange(ctx, key(objects-1-i), 0, 2); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("deleted object %d: %v, want ErrNotFound", objects-1-i, err)
+		}
+	}
+	if got, err := ds.GetRange(ctx, key(20), 1020, 100); err != nil || len(got) != 4 {
+		t.Fatalf("a range past the end: %d bytes, %v", len(got), err)
+	}
+	ds.Close()
+	if n := ds.files.open(); n != 0 {
+		t.Fatalf("%d files open after Close", n)
+	}
+	if got, err := ds.GetRange(ctx, key(30), 0, 2); err != nil || !bytes.Equal(got, body(30, 0)[:2]) {
+		t.Fatalf("after Close: % x, %v", got, err)
 	}
 }
