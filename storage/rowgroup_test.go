@@ -68,3 +68,62 @@ func TestRowGroups(t *testing.T) {
 		t.Fatalf("groups read %d rows, the table has %d", len(got), len(want))
 	}
 }
+
+// TestGroupScanReadsItsChunks reads each row group of a fragment of many
+// chunks: a group's scan loads the chunks holding its rows and no others
+// (chunks past the group's end are not loaded ahead).
+func TestGroupScanReadsItsChunks(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, intTable("g", 64<<10))
+	insert(t, db, tbl, intRows(0, 3*RowGroupRows))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	gs, err := txn.RowGroups(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags, err := txn.liveFragments(tbl)
+	if err != nil || len(frags) != 1 {
+		t.Fatalf("%d fragments, %v", len(frags), err)
+	}
+	f := frags[0]
+	for _, g := range gs {
+		if g.Kind != GroupFragment {
+			continue
+		}
+		// The chunks of column 2 (the tensor) and of the row ids that
+		// hold rows of the group.
+		want := int64(0)
+		for _, col := range []int{2, hiddenRowID(len(tbl.Columns))} {
+			for _, ck := range f.Cols[col] {
+				if ck.Start < g.End && ck.Start+ck.Rows > g.Start {
+					want++
+				}
+			}
+		}
+		before := db.Stats().ChunksRead.Load()
+		sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{2}, Group: &g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			b, _, err := sc.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b == nil {
+				break
+			}
+			rows += b.Len()
+		}
+		sc.Close()
+		got := db.Stats().ChunksRead.Load() - before
+		if rows != int(g.End-g.Start) || got != want {
+			t.Fatalf("group [%d, %d): %d rows, %d chunks read, want %d", g.Start, g.End, rows, got, want)
+		}
+	}
+}

@@ -364,13 +364,13 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.ranges = append(s.ranges, keep...)
 	s.cursors = s.cursors[:0]
 	for _, c := range s.cols {
-		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type))
+		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges))
 	}
-	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8)
+	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges)
 	s.xminCur = nil
 	s.fragXmin = f.Xmin
 	if f.Xmin == 0 && (s.asOf != 0 || s.wantXmin) {
-		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8)
+		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8, &s.ranges)
 	}
 }
 
@@ -648,9 +648,11 @@ func newChunkLoader(db *DB, t *TableDesc) *chunkLoader {
 	return &chunkLoader{db: db, t: t, ctx: ctx, stop: cancel}
 }
 
-// cursor returns a cursor over stored column col of f.
-func (l *chunkLoader) cursor(f *fragment, mem []*types.Vec, col int, typ types.Type) *colCursor {
-	cc := &colCursor{l: l, f: f, col: col, typ: typ, cur: -1}
+// cursor returns a cursor over stored column col of f. ranges are the
+// fragment rows the scan has still to read: chunks outside them are not
+// loaded ahead.
+func (l *chunkLoader) cursor(f *fragment, mem []*types.Vec, col int, typ types.Type, ranges *[][2]int64) *colCursor {
+	cc := &colCursor{l: l, f: f, col: col, typ: typ, cur: -1, ranges: ranges}
 	if mem != nil {
 		cc.mem = mem[col]
 	}
@@ -689,6 +691,18 @@ type colCursor struct {
 	vec   *types.Vec
 	loads map[int]*chunkLoad
 	spare *types.Vec
+	// ranges points at the scan's fragment rows still to read.
+	ranges *[][2]int64
+}
+
+// needed reports whether the scan has rows of chunk ck still to read.
+func (cc *colCursor) needed(ck fragChunk) bool {
+	for _, r := range *cc.ranges {
+		if r[0] < ck.Start+ck.Rows && r[1] > ck.Start {
+			return true
+		}
+	}
+	return false
 }
 
 // at makes the chunk holding fragment row r current.
@@ -707,7 +721,7 @@ func (cc *colCursor) at(r int64) error {
 	}
 	ld := cc.start(i)
 	for k := 1; k <= prefetchDepth && i+k < len(cs); k++ {
-		if cs[i+k].Seq != memChunkSeq {
+		if cs[i+k].Seq != memChunkSeq && cc.needed(cs[i+k]) {
 			cc.start(i + k)
 		}
 	}
