@@ -283,7 +283,7 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	}
 	var err error
 	t := c.opts.Tensor
-	var skip func(int64) bool
+	var skip func(*storage.RowGroup) (bool, error)
 	if c.groupScan != nil {
 		if skip, err = c.groupSkipper(ts); err != nil {
 			return 0, err
@@ -293,14 +293,14 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	// whole groups for START_BATCH; when it cannot, the plain scan reads
 	// each chunk once.
 	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
-	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact && t.Version == 0 && c.groupScan.Filter == nil {
+	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact && t.Version == 0 {
 		ts.byGroup = true
 		err = c.runExactByID(ts)
 	} else if c.groupScan != nil && (skip != nil || !inOrder) {
 		ts.byGroup = true
 		// A buffer-shuffled stream resumed at START_BATCH replays the
 		// rows it skips from their ids alone (see replayIDs).
-		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer && t.Version == 0 && c.groupScan.Filter == nil
+		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer && t.Version == 0
 		err = c.runGroups(add, skip, ts)
 	} else {
 		if c.op == nil {
@@ -332,27 +332,43 @@ func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
 }
 
 // groupSkipper returns, for an in-order stream resumed at START_BATCH, a
-// function that skips a row group of n rows whole (unread) while the rows
-// still to skip cover it; nil when row groups cannot be skipped by count:
-// shuffled streams (the order depends on every row before), a filter or
-// a VERSION (the groups' counts are not the rows that pass or were
-// there), or deleted rows in the table.
-func (c *CopyTo) groupSkipper(ts *tensorStream) (func(n int64) bool, error) {
+// function that skips a row group whole while the rows still to skip
+// cover it. A fragment's group is counted from its row range when the
+// table has no deleted rows and the stream no WHERE or VERSION; otherwise
+// its rows are counted by reading their ids and the columns the filter
+// needs (groupIDs). nil for a shuffled stream: its order depends on every
+// row before (see replayIDs).
+func (c *CopyTo) groupSkipper(ts *tensorStream) (func(g *storage.RowGroup) (bool, error), error) {
 	t := c.opts.Tensor
-	if ts.skip == 0 || t.Shuffle != plan.ShuffleNone || t.Version != 0 || c.groupScan.Filter != nil {
+	if ts.skip == 0 || t.Shuffle != plan.ShuffleNone {
 		return nil, nil
 	}
 	del, err := c.env.Txn.HasDeletedRows(c.groupScan.Table)
-	if err != nil || del {
+	if err != nil {
 		return nil, err
 	}
-	return func(n int64) bool {
+	count := del || t.Version != 0 || c.groupScan.Filter != nil
+	return func(g *storage.RowGroup) (bool, error) {
+		var n int64
+		switch {
+		case count:
+			if err := c.groupIDs(g, func(ids []uint64) error {
+				n += int64(len(ids))
+				return nil
+			}); err != nil {
+				return false, err
+			}
+		case g.Kind == storage.GroupFragment:
+			n = g.End - g.Start
+		default:
+			return false, nil
+		}
 		if n > ts.skip {
-			return false
+			return false, nil
 		}
 		ts.skip -= n
 		ts.pos += n
-		return true
+		return true, nil
 	}, nil
 }
 
@@ -398,7 +414,7 @@ const groupSeedStream = 0x6a09e667f3bcc908
 // shards. Each group is one scan, closed before the next opens. A
 // fragment's group that skip (when not nil) takes is not read. While ts
 // is replaying, groups are read for their row ids only (replayGroup).
-func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool, ts *tensorStream) error {
+func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGroup) (bool, error), ts *tensorStream) error {
 	scan := c.groupScan
 	groups, err := c.shardGroups()
 	if err != nil {
@@ -408,8 +424,14 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(n int64) bool,
 	fn = projectScan(c.n.Query, fn)
 	for k := range groups {
 		g := &groups[k]
-		if skip != nil && g.Kind == storage.GroupFragment && skip(g.End-g.Start) {
-			continue
+		if skip != nil {
+			skipped, err := skip(g)
+			if err != nil {
+				return err
+			}
+			if skipped {
+				continue
+			}
 		}
 		read := fn
 		if ts.replaying {
@@ -475,23 +497,10 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	}
 	var ids []uint64
 	for k := range groups {
-		sc, err := c.env.Txn.ScanWith(scan.Table, storage.ScanOptions{Group: &groups[k]})
-		if err != nil {
-			return err
-		}
-		for {
-			if err = c.env.canceled(); err != nil {
-				break
-			}
-			var b *types.Batch
-			var part []uint64
-			if b, part, err = sc.Next(); err != nil || b == nil {
-				break
-			}
+		if err := c.groupIDs(&groups[k], func(part []uint64) error {
 			ids = append(ids, part...)
-		}
-		sc.Close()
-		if err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
 	}
@@ -548,35 +557,46 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 }
 
 // replayGroup replays the rows of group g by id (replayIDs), reading only
-// their ids. When the last row to skip goes out, it fills the buffer with
-// its rows' values and ends the replay. It returns how many of the
-// group's rows were taken and how many it has.
+// their ids and the columns the filter needs (groupIDs). When the last row
+// to skip goes out, it fills the buffer with its rows' values and ends the
+// replay. It returns how many of the rows the group sends were taken and
+// how many it sends.
 func (c *CopyTo) replayGroup(ts *tensorStream, g *storage.RowGroup) (taken, all int, err error) {
-	sc, err := c.env.Txn.ScanWith(c.groupScan.Table, storage.ScanOptions{Group: g})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer sc.Close()
-	for {
-		if err := c.env.canceled(); err != nil {
-			return 0, 0, err
-		}
-		b, ids, err := sc.Next()
-		if err != nil {
-			return 0, 0, err
-		}
-		if b == nil {
-			return taken, all, nil
-		}
+	err = c.groupIDs(g, func(ids []uint64) error {
 		all += len(ids)
-		if ts.replaying {
-			k := ts.replayIDs(ids)
-			taken += k
-			if ts.skip == 0 {
-				if err := c.fillBuffer(ts); err != nil {
-					return 0, 0, err
-				}
-			}
+		if !ts.replaying {
+			return nil
+		}
+		taken += ts.replayIDs(ids)
+		if ts.skip == 0 {
+			return c.fillBuffer(ts)
+		}
+		return nil
+	})
+	return taken, all, err
+}
+
+// groupIDs passes fn, batch by batch, the ids of the rows of group g that
+// the stream sends: visible in the version read and passing the filter.
+// It reads the row ids and only the columns the filter needs
+// (narrowScan).
+func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) error {
+	n, ok := narrowScan(c.groupScan)
+	if !ok {
+		n = c.groupScan
+	}
+	op, err := newGroupScan(c.env, n, g, c.opts.Tensor.Version)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	for {
+		b, err := op.Next()
+		if err != nil || b == nil {
+			return err
+		}
+		if err := fn(op.ids); err != nil {
+			return err
 		}
 	}
 }

@@ -293,10 +293,30 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 	if rest := copyIDs(t, s, fmt.Sprintf(qs, 17)); len(shard) != n/2 || !slices.Equal(shard[17000:], rest) {
 		t.Fatalf("SHARD 1/2, START_BATCH 17: %d rows, want the last %d of %d", len(rest), len(shard)-17000, len(shard))
 	}
+	// With a deleted row, or a WHERE, a group's range is not its count of
+	// rows sent: the skipped groups are counted from their row ids and
+	// the filter's columns, and their other columns are not read.
 	mustRun(t, s, "DELETE FROM r WHERE id = 5", "DELETE 1")
-	full = copyIDs(t, s, fmt.Sprintf(q, 0))
-	if rest = copyIDs(t, s, fmt.Sprintf(q, start)); len(full) != n-1 || !slices.Equal(full[start*1000:], rest) {
-		t.Fatalf("with a deleted row, START_BATCH %d: %d rows, want the last %d", start, len(rest), len(full)-start*1000)
+	mustRun(t, s, "CREATE TABLE w (id bigint, note text) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO w SELECT g, 'the note of row ' || g::text || ', which is longer than its id' FROM generate_series(0, %d) g", n-1), fmt.Sprintf("INSERT 0 %d", n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    string
+		rows int
+	}{
+		{"COPY (SELECT id, pad FROM r) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, START_BATCH %d)", n - 1},
+		{"COPY (SELECT id, note FROM w WHERE id > 70) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, START_BATCH %d)", n - 71},
+	} {
+		fullRead = chunks(func() { full = copyIDs(t, s, fmt.Sprintf(c.q, 0)) })
+		restRead = chunks(func() { rest = copyIDs(t, s, fmt.Sprintf(c.q, start)) })
+		if len(full) != c.rows || !slices.Equal(full[start*1000:], rest) {
+			t.Fatalf("%s, START_BATCH %d: %d rows, want the last %d of %d", c.q, start, len(rest), len(full)-start*1000, c.rows)
+		}
+		if restRead >= fullRead {
+			t.Fatalf("%s, START_BATCH %d read %d chunks, the whole stream %d: the skipped groups' values were read", c.q, start, restRead, fullRead)
+		}
 	}
 }
 
@@ -343,6 +363,7 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 		{"r", "0/1"},
 		{"r", "1/2"},
 		{"(SELECT pad, note FROM r)", "0/1"},
+		{"(SELECT id, note, pad FROM r WHERE pad >= 300 AND pad <> 3003)", "0/1"},
 	} {
 		q := "COPY " + c.query + " TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 5000, SEED 11, SHARD '" + c.shard + "', START_BATCH %d)"
 		var full [][]byte
@@ -358,6 +379,9 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 				if !bytes.Equal(f, full[start+i]) {
 					t.Fatalf("COPY %s SHARD %s, START_BATCH %d: frame %d differs from the full stream's", c.query, c.shard, start, start+i)
 				}
+			}
+			if start == last {
+				t.Logf("COPY %s SHARD %s: %d chunks read from batch %d, %d for the whole stream", c.query, c.shard, restRead, start, fullRead)
 			}
 			if start == last && restRead*2 > fullRead {
 				t.Fatalf("COPY %s SHARD %s, START_BATCH %d read %d chunks, the whole stream %d: the skipped rows were read", c.query, c.shard, start, restRead, fullRead)
@@ -395,16 +419,29 @@ func TestCopyToTensorExactByID(t *testing.T) {
 		f()
 		return st.ChunksRead.Load() + st.RangeReads.Load() - before
 	}
+	vs, err := db.Versions("r")
+	if err != nil || len(vs) == 0 {
+		t.Fatal(vs, err)
+	}
+	head := vs[len(vs)-1].Version
 	opts := "FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5"
 	var full [][]byte
 	fullRead := reads(func() { full = copyFrames(t, s, "COPY r TO STDOUT WITH ("+opts+")") })
-	inMemory := copyFrames(t, s, "COPY (SELECT id, note, pad FROM r WHERE id >= 0) TO STDOUT WITH ("+opts+")")
-	if len(full) != (rows+999)/1000 || len(inMemory) != len(full) {
-		t.Fatalf("%d and %d frames, want %d", len(full), len(inMemory), (rows+999)/1000)
+	if len(full) != (rows+999)/1000 {
+		t.Fatalf("%d frames, want %d", len(full), (rows+999)/1000)
 	}
-	for i := range full {
-		if !bytes.Equal(full[i], inMemory[i]) {
-			t.Fatalf("frame %d by id differs from the in-memory shuffle's", i)
+	// VERSION of the current version reads the same rows and shuffles
+	// them in memory.
+	for _, q := range []string{"r", "(SELECT id, note, pad FROM r WHERE id % 3 <> 1)"} {
+		byID := copyFrames(t, s, "COPY "+q+" TO STDOUT WITH ("+opts+")")
+		inMemory := copyFrames(t, s, fmt.Sprintf("COPY %s TO STDOUT WITH (%s, VERSION %d)", q, opts, head))
+		if len(byID) == 0 || len(inMemory) != len(byID) {
+			t.Fatalf("COPY %s: %d frames by id, %d in memory", q, len(byID), len(inMemory))
+		}
+		for i := range byID {
+			if !bytes.Equal(byID[i], inMemory[i]) {
+				t.Fatalf("COPY %s: frame %d by id differs from the in-memory shuffle's", q, i)
+			}
 		}
 	}
 	last := len(full) - 1
