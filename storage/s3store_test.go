@@ -133,9 +133,14 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected by the test</Message></Error>", code)
 		return
 	case forward:
-		rec := &statusRecorder{ResponseWriter: w}
+		// Recorded as the reply's header goes out, before the client
+		// can have the reply: a test that reads the log right after a
+		// call returns sees that call's requests.
+		rec := &statusRecorder{ResponseWriter: w, onHeader: record}
 		p.rp.ServeHTTP(rec, r)
-		record(rec.status)
+		if rec.status == 0 {
+			rec.WriteHeader(http.StatusOK)
+		}
 		return
 	}
 	rec := httptest.NewRecorder()
@@ -155,19 +160,25 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body[:len(body)/2]) // the server closes the short connection
 }
 
+// statusRecorder passes a reply on, calling onHeader with its final
+// status just before that header is sent.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onHeader func(status int)
 }
 
 func (r *statusRecorder) WriteHeader(status int) {
-	r.status = status
+	if r.status == 0 && status >= 200 { // not an informational 100 Continue
+		r.status = status
+		r.onHeader(status)
+	}
 	r.ResponseWriter.WriteHeader(status)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	return r.ResponseWriter.Write(b)
 }
