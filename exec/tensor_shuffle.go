@@ -293,14 +293,14 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	// whole groups for START_BATCH; when it cannot, the plain scan reads
 	// each chunk once.
 	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
-	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact && t.Version == 0 {
+	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact {
 		ts.byGroup = true
 		err = c.runExactByID(ts)
 	} else if c.groupScan != nil && (skip != nil || !inOrder) {
 		ts.byGroup = true
 		// A buffer-shuffled stream resumed at START_BATCH replays the
 		// rows it skips from their ids alone (see replayIDs).
-		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer && t.Version == 0
+		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer
 		err = c.runGroups(add, skip, ts)
 	} else {
 		if c.op == nil {
@@ -526,7 +526,7 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		sorted = append(sorted[:0], pending...)
 		slices.Sort(sorted)
 		var err error
-		if buf, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, sorted, buf); err != nil {
+		if buf, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, sorted, c.opts.Tensor.Version, buf); err != nil {
 			return err
 		}
 		if len(found) != len(pending) {
@@ -615,7 +615,7 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	})
 	for ; base < len(ids); base += types.BatchSize {
 		part := ids[base:min(len(ids), base+types.BatchSize)]
-		b, found, err := c.env.Txn.FetchRows(scan.Table, scan.Cols, part)
+		b, found, err := c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, nil)
 		if err != nil {
 			return err
 		}

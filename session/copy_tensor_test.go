@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/client/stream"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/storage"
 )
@@ -352,6 +353,11 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 	if err := db.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	vs, err := db.Versions("r")
+	if err != nil || len(vs) == 0 {
+		t.Fatal(vs, err)
+	}
+	first := vs[len(vs)-1].Version
 	mustRun(t, s, "DELETE FROM r WHERE id = 20000", "DELETE 1")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'buffered', g FROM generate_series(%d, %d) g", n, n+299), "INSERT 0 300")
 	chunks := func(f func()) int64 {
@@ -359,13 +365,14 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 		f()
 		return db.Stats().ChunksRead.Load() - before
 	}
-	for _, c := range []struct{ query, shard string }{
-		{"r", "0/1"},
-		{"r", "1/2"},
-		{"(SELECT pad, note FROM r)", "0/1"},
-		{"(SELECT id, note, pad FROM r WHERE pad >= 300 AND pad <> 3003)", "0/1"},
+	for _, c := range []struct{ query, shard, version string }{
+		{"r", "0/1", ""},
+		{"r", "1/2", ""},
+		{"(SELECT pad, note FROM r)", "0/1", ""},
+		{"(SELECT id, note, pad FROM r WHERE pad >= 300 AND pad <> 3003)", "0/1", ""},
+		{"r", "0/1", fmt.Sprintf(", VERSION %d", first)}, // row 20000 there, the buffered rows not
 	} {
-		q := "COPY " + c.query + " TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 5000, SEED 11, SHARD '" + c.shard + "', START_BATCH %d)"
+		q := "COPY " + c.query + " TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 5000, SEED 11, SHARD '" + c.shard + "'" + c.version + ", START_BATCH %d)"
 		var full [][]byte
 		fullRead := chunks(func() { full = copyFrames(t, s, fmt.Sprintf(q, 0)) })
 		last := len(full) - 1
@@ -391,11 +398,11 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 }
 
 // TestCopyToTensorExactByID streams exact shuffles of a table, which hold
-// only row ids and read the rows by id as they are sent: the frames must
-// equal those of the same rows shuffled in memory (a WHERE that passes
-// every row takes that path, with the same draws), every row must come
-// exactly once across shards, START_BATCH must resume the same order,
-// and the rows it skips are not read.
+// only row ids and read the rows by id as they are sent: every row's
+// values must be its own (with and without a WHERE), every row must come
+// exactly once across shards, START_BATCH must resume the same order
+// without reading the rows it skips, and a VERSION must give the rows as
+// that version has them.
 func TestCopyToTensorExactByID(t *testing.T) {
 	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
 	if err != nil {
@@ -410,6 +417,11 @@ func TestCopyToTensorExactByID(t *testing.T) {
 	if err := db.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	vs, err := db.Versions("r")
+	if err != nil || len(vs) == 0 {
+		t.Fatal(vs, err)
+	}
+	first := vs[len(vs)-1].Version // n rows, 100 among them
 	mustRun(t, s, "DELETE FROM r WHERE id = 100", "DELETE 1")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'buffered', g FROM generate_series(%d, %d) g", n, n+199), "INSERT 0 200")
 	const rows = n - 1 + 200
@@ -419,29 +431,34 @@ func TestCopyToTensorExactByID(t *testing.T) {
 		f()
 		return st.ChunksRead.Load() + st.RangeReads.Load() - before
 	}
-	vs, err := db.Versions("r")
-	if err != nil || len(vs) == 0 {
-		t.Fatal(vs, err)
-	}
-	head := vs[len(vs)-1].Version
 	opts := "FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5"
 	var full [][]byte
 	fullRead := reads(func() { full = copyFrames(t, s, "COPY r TO STDOUT WITH ("+opts+")") })
 	if len(full) != (rows+999)/1000 {
 		t.Fatalf("%d frames, want %d", len(full), (rows+999)/1000)
 	}
-	// VERSION of the current version reads the same rows and shuffles
-	// them in memory.
+	// Each row's values are its own: the rows read by id are the ids'.
 	for _, q := range []string{"r", "(SELECT id, note, pad FROM r WHERE id % 3 <> 1)"} {
-		byID := copyFrames(t, s, "COPY "+q+" TO STDOUT WITH ("+opts+")")
-		inMemory := copyFrames(t, s, fmt.Sprintf("COPY %s TO STDOUT WITH (%s, VERSION %d)", q, opts, head))
-		if len(byID) == 0 || len(inMemory) != len(byID) {
-			t.Fatalf("COPY %s: %d frames by id, %d in memory", q, len(byID), len(inMemory))
-		}
-		for i := range byID {
-			if !bytes.Equal(byID[i], inMemory[i]) {
-				t.Fatalf("COPY %s: frame %d by id differs from the in-memory shuffle's", q, i)
+		var b stream.Batch
+		got := 0
+		for i, f := range copyFrames(t, s, "COPY "+q+" TO STDOUT WITH ("+opts+")") {
+			if err := stream.ParseFrame(f, &b); err != nil {
+				t.Fatalf("COPY %s, frame %d: %v", q, i, err)
 			}
+			ids, pads, notes := b.Column("id").Int64(), b.Column("pad").Int64(), b.Column("note")
+			for k, id := range ids {
+				wantNote, wantPad := fmt.Sprintf("note of row %d", id), 3*id
+				if id >= n {
+					wantNote, wantPad = "buffered", id
+				}
+				if notes.String(k) != wantNote || pads[k] != wantPad || q != "r" && id%3 == 1 {
+					t.Fatalf("COPY %s, frame %d: row %d has note %q and pad %d", q, i, id, notes.String(k), pads[k])
+				}
+			}
+			got += len(ids)
+		}
+		if q == "r" && got != rows || q != "r" && got == 0 {
+			t.Fatalf("COPY %s: %d rows", q, got)
 		}
 	}
 	last := len(full) - 1
@@ -470,5 +487,21 @@ func TestCopyToTensorExactByID(t *testing.T) {
 		if k != 1 {
 			t.Fatalf("row %d sent %d times", id, k)
 		}
+	}
+	// VERSION: the rows as that version has them (row 100 back, the
+	// buffered rows not there yet), read by id, resumed in the same order.
+	qv := fmt.Sprintf("COPY (SELECT id FROM r) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5, VERSION %d, START_BATCH %%d)", first)
+	old := copyIDs(t, s, fmt.Sprintf(qv, 0))
+	sorted := slices.Sorted(slices.Values(old))
+	if len(old) != n || sorted[0] != 0 || sorted[n-1] != n-1 || slices.IsSorted(old) || !slices.Contains(old, 100) {
+		t.Fatalf("VERSION %d: %d rows from %d to %d", first, len(old), sorted[0], sorted[len(sorted)-1])
+	}
+	for i := 1; i < n; i++ {
+		if sorted[i] == sorted[i-1] {
+			t.Fatalf("VERSION %d: row %d sent twice", first, sorted[i])
+		}
+	}
+	if rest := copyIDs(t, s, fmt.Sprintf(qv, 20)); !slices.Equal(rest, old[20000:]) {
+		t.Fatalf("VERSION %d, START_BATCH 20: %d rows, want the last %d", first, len(rest), len(old)-20000)
 	}
 }

@@ -17,13 +17,16 @@ import (
 // chunk only the checksum block around the row is read (a byte-range
 // read); other chunks are read whole.
 func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch, []uint64, error) {
-	return txn.FetchRowsInto(t, cols, ids, nil)
+	return txn.FetchRowsInto(t, cols, ids, 0, nil)
 }
 
 // FetchRowsInto is FetchRows reading into dst, reset first, whose columns
 // have cols' types; its buffers are reused, so a caller fetching batch
-// after batch allocates once. A nil dst gets a new batch.
-func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
+// after batch allocates once. A nil dst gets a new batch. With asOf not 0
+// the rows are read as version asOf of the table has them (the ids of a
+// scan with ScanOptions.AsOf): rows deleted since are found, and the
+// txn's own writes are not seen.
+func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, asOf uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
 	if err := txn.check(); err != nil {
 		return nil, nil, err
 	}
@@ -41,10 +44,13 @@ func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, dst *types
 		s.out = dst
 		s.dec.bind(cols, dst)
 	}
-	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
+	if err := s.loadDeleted(txn.snap, math64(asOf)); err != nil {
 		return nil, nil, err
 	}
 	tt := txn.tables[t.ID]
+	if asOf != 0 {
+		tt = nil
+	}
 	if tt != nil {
 		for id := range tt.deleted {
 			s.deleted = append(s.deleted, id)
