@@ -97,3 +97,44 @@ func TestFetchRowsWholeChunksWhileRoom(t *testing.T) {
 		t.Fatal("no byte-range read: chunks that no longer fit the cache were read whole")
 	}
 }
+
+// TestFetchRowsAsOf fetches, as an older version has them, rows of a
+// fragment and buffered rows deleted since: they are found as of that
+// version and not in the current one, and the txn's own pending rows and
+// deletes are not seen as of a version.
+func TestFetchRowsAsOf(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, intTable("f", 0))
+	insert(t, db, tbl, intRows(0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, intRows(100, 10)) // buffered
+	vs, err := db.Versions("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vs[len(vs)-1].Version
+	_, ids := scanAll(t, db, nil, tbl, []int{0})
+	gone := []uint64{ids[7], ids[104]} // a fragment row, a buffered row
+	del := db.Begin()
+	if err := del.Delete(tbl, gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := del.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	if err := txn.Delete(tbl, []uint64{ids[3]}); err != nil { // the txn's own delete
+		t.Fatal(err)
+	}
+	want := []uint64{ids[3], ids[7], ids[104]}
+	b, found, err := txn.FetchRowsInto(tbl, []int{0}, want, v, nil)
+	if err != nil || len(found) != 3 || b.Cols[0].Ints[0] != 3 || b.Cols[0].Ints[1] != 7 || b.Cols[0].Ints[2] != 104 {
+		t.Fatalf("as of version %d: found %v (%v), err %v", v, found, b.Cols[0].Ints, err)
+	}
+	if _, found, err := txn.FetchRows(tbl, []int{0}, want); err != nil || len(found) != 0 {
+		t.Fatalf("now: found %v, err %v; want none", found, err)
+	}
+}
