@@ -149,6 +149,8 @@ type fetcher struct {
 	cols    []int
 	out     *types.Batch
 	headers map[string]colChunkHeader
+	// scratch takes the byte ranges read, one at a time.
+	scratch []byte
 }
 
 // fromFragment appends row id of fr to out if fr holds it.
@@ -243,7 +245,14 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		f.db.stats.RangeBytes.Add(int64(len(head)))
 	}
 	if off, n, ok := h.rowRange(i); ok {
-		b, err := f.db.store.GetRange(ctx, key, off, n)
+		var b []byte
+		var err error
+		if rg, ok := f.db.store.(rangeIntoGetter); ok {
+			b, err = rg.GetRangeInto(ctx, key, off, n, f.scratch)
+			f.scratch = b
+		} else {
+			b, err = f.db.store.GetRange(ctx, key, off, n)
+		}
 		if err != nil {
 			return ioErrorf(err, "reading table %q", f.t.Name)
 		}

@@ -7,7 +7,18 @@ import (
 )
 
 func TestFetchRowsByteRange(t *testing.T) {
-	store := NewMemStore()
+	ds, err := NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	// A local store reads the ranges into one reused buffer.
+	for name, store := range map[string]ObjectStore{"mem": NewMemStore(), "dir": ds} {
+		t.Run(name, func(t *testing.T) { testFetchRowsByteRange(t, store) })
+	}
+}
+
+func testFetchRowsByteRange(t *testing.T, store ObjectStore) {
 	// Chunks of any size are read by byte ranges here.
 	db, err := Open(Options{InMemory: true, Store: store, FlushRows: 1 << 30, WholeChunkFetch: -1})
 	if err != nil {

@@ -53,6 +53,15 @@ type bufferedGetter interface {
 	GetInto(ctx context.Context, key string, buf []byte, progress func(read []byte) error) ([]byte, error)
 }
 
+// rangeIntoGetter is implemented by stores that can read a byte range
+// into a caller's buffer, sparing an allocation per range read (FetchRows
+// reads one checksum block per row).
+type rangeIntoGetter interface {
+	// GetRangeInto is GetRange for n ≥ 0, reading into buf's storage
+	// when it has room for n bytes.
+	GetRangeInto(ctx context.Context, key string, off, n int64, buf []byte) ([]byte, error)
+}
+
 // getIntoPiece is the piece an object is read in when GetInto reports
 // progress: small enough that work on each piece (checksums) finds it in
 // the CPU's caches.
@@ -358,6 +367,12 @@ func (d *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]by
 		}
 		return sliceRange(data, off, n), nil
 	}
+	return d.GetRangeInto(ctx, key, off, n, nil)
+}
+
+// GetRangeInto implements rangeIntoGetter: GetRange into buf's storage
+// when it has room for n bytes (n ≥ 0).
+func (d *DirStore) GetRangeInto(ctx context.Context, key string, off, n int64, buf []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -370,7 +385,10 @@ func (d *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]by
 		return nil, d.wrap(key, err)
 	}
 	defer d.files.release(of)
-	buf := make([]byte, n)
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
 	m := 0
 	for m < len(buf) {
 		k, err := syscall.Pread(of.fd, buf[m:], off+int64(m))
