@@ -613,10 +613,12 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 		}
 		return nil
 	})
+	var b *types.Batch
 	for ; base < len(ids); base += types.BatchSize {
 		part := ids[base:min(len(ids), base+types.BatchSize)]
-		b, found, err := c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, nil)
-		if err != nil {
+		var found []uint64
+		var err error
+		if b, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, b); err != nil {
 			return err
 		}
 		if len(found) != len(part) {
