@@ -149,8 +149,10 @@ type fetcher struct {
 	cols    []int
 	out     *types.Batch
 	headers map[string]colChunkHeader
-	// scratch takes the byte ranges read, one at a time.
-	scratch []byte
+	// block holds the last byte range read: blockOff of object blockKey.
+	block    []byte
+	blockKey string
+	blockOff int64
 }
 
 // fromFragment appends row id of fr to out if fr holds it.
@@ -245,19 +247,24 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		f.db.stats.RangeBytes.Add(int64(len(head)))
 	}
 	if off, n, ok := h.rowRange(i); ok {
-		var b []byte
-		var err error
-		if rg, ok := f.db.store.(rangeIntoGetter); ok {
-			b, err = rg.GetRangeInto(ctx, key, off, n, f.scratch)
-			f.scratch = b
-		} else {
-			b, err = f.db.store.GetRange(ctx, key, off, n)
+		// Rows fetched in storage order often share a block: it is read
+		// once.
+		b := f.block
+		if f.blockKey != key || f.blockOff != off || int64(len(b)) != n {
+			var err error
+			if rg, ok := f.db.store.(rangeIntoGetter); ok {
+				b, err = rg.GetRangeInto(ctx, key, off, n, f.block[:0])
+			} else {
+				b, err = f.db.store.GetRange(ctx, key, off, n)
+			}
+			if err != nil {
+				f.blockKey = ""
+				return ioErrorf(err, "reading table %q", f.t.Name)
+			}
+			f.block, f.blockKey, f.blockOff = b, key, off
+			f.db.stats.RangeReads.Add(1)
+			f.db.stats.RangeBytes.Add(int64(len(b)))
 		}
-		if err != nil {
-			return ioErrorf(err, "reading table %q", f.t.Name)
-		}
-		f.db.stats.RangeReads.Add(1)
-		f.db.stats.RangeBytes.Add(int64(len(b)))
 		if err := h.decodeRow(i, b, dst); err != nil {
 			return inTable(err, "table %q, object %s", f.t.Name, key)
 		}

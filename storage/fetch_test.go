@@ -69,6 +69,15 @@ func testFetchRowsByteRange(t *testing.T, store ObjectStore) {
 	if read := db.Stats().RangeBytes.Load() - before; read == 0 || read > 3*(64<<10+4096) {
 		t.Fatalf("byte-range reads fetched %d bytes", read)
 	}
+	// Two rows of one checksum block: the chunk's header and the block,
+	// read once.
+	reads := db.Stats().RangeReads.Load()
+	if _, got, err := txn.FetchRows(tbl, []int{2}, []uint64{ids[100], ids[101], ids[102]}); err != nil || len(got) != 3 {
+		t.Fatalf("rows 100 to 102: %v, %v", got, err)
+	}
+	if n := db.Stats().RangeReads.Load() - reads; n != 2 {
+		t.Fatalf("rows 100 to 102: %d range reads, want 2", n)
+	}
 }
 
 // TestFetchRowsWholeChunksWhileRoom fetches rows from tensor chunks of

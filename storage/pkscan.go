@@ -90,3 +90,11 @@ func (s *Scanner) nextPK() (*types.Batch, []uint64, error) {
 	}
 	return s.pkBatch, s.pkIDs, nil
 }
+
+// PKLookup reports whether a scan of t with preds is answered by a primary
+// key lookup (equalities on every key column): at most one row, read by
+// its id.
+func PKLookup(t *TableDesc, preds []ZonePred) bool {
+	_, ok := pkLookupKey(t, preds)
+	return ok
+}

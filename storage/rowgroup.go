@@ -100,3 +100,29 @@ func (txn *Txn) HasDeletedRows(t *TableDesc) (bool, error) {
 	del, err := txn.deletedIDs(t)
 	return len(del) > 0, err
 }
+
+// StoredBytes returns how many stored bytes the chunks of each of columns
+// cols of t's committed fragments hold, in the txn's snapshot: what a
+// scan of those columns reads, to weigh one plan of reading against
+// another.
+func (txn *Txn) StoredBytes(t *TableDesc, cols []int) ([]int64, error) {
+	if err := txn.check(); err != nil {
+		return nil, err
+	}
+	frags, err := txn.liveFragments(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(cols))
+	for _, f := range frags {
+		for j, c := range cols {
+			if c < 0 || c >= len(t.Columns) {
+				return nil, assertf("stored bytes of %q: column %d out of range", t.Name, c)
+			}
+			for _, ck := range f.Cols[c] {
+				out[j] += ck.Size
+			}
+		}
+	}
+	return out, nil
+}
