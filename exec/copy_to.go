@@ -22,9 +22,13 @@ type CopyTo struct {
 	row, val []byte
 	// codec encodes binary values.
 	codec types.BinaryCodec
-	// groupScan is the table scan a shuffled or sharded tensor stream
-	// reads by row groups; op is nil then.
+	// groupScan is the table scan a shuffled, sharded, resumed or
+	// filtered tensor stream reads by row groups; op is nil then.
 	groupScan *plan.Scan
+	// lateIDs and lateBuf hold a group's passing rows' ids and values
+	// when they are read by id (lateGroup).
+	lateIDs []uint64
+	lateBuf *types.Batch
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,

@@ -296,7 +296,7 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact {
 		ts.byGroup = true
 		err = c.runExactByID(ts)
-	} else if c.groupScan != nil && (skip != nil || !inOrder) {
+	} else if c.groupScan != nil && (skip != nil || !inOrder || c.groupScan.Filter != nil) {
 		ts.byGroup = true
 		// A buffer-shuffled stream resumed at START_BATCH replays the
 		// rows it skips from their ids alone (see replayIDs).
@@ -325,10 +325,17 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 // reads the query's rows in order and shards them by position.
 func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
 	o := n.Options
-	if o.Format != plan.CopyTensor || o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 || env.Txn == nil {
+	if o.Format != plan.CopyTensor || env.Txn == nil {
 		return nil
 	}
-	return plainScan(n.Query)
+	scan := plainScan(n.Query)
+	if o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 &&
+		(scan == nil || scan.Filter == nil || storage.PKLookup(scan.Table, zonePreds(scan))) {
+		// In order, all of it: the query's plain scan. A WHERE goes by
+		// row groups (lateGroup), unless a primary key lookup answers it.
+		return nil
+	}
+	return scan
 }
 
 // groupSkipper returns, for an in-order stream resumed at START_BATCH, a
@@ -422,6 +429,10 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 	}
 	t := c.opts.Tensor
 	fn = projectScan(c.n.Query, fn)
+	rowBytes, err := c.lateRowBytes(groups)
+	if err != nil {
+		return err
+	}
 	for k := range groups {
 		g := &groups[k]
 		if skip != nil {
@@ -445,6 +456,14 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 			// The replay ended inside this group: its first rows
 			// are in the buffer already.
 			read = dropRows(taken, fn)
+		} else if rowBytes > 0 && g.Kind == storage.GroupFragment {
+			done, err := c.lateGroup(g, rowBytes, fn)
+			if err != nil {
+				return err
+			}
+			if done {
+				continue
+			}
 		}
 		op, err := newGroupScan(c.env, scan, g, t.Version)
 		if err != nil {
@@ -574,6 +593,85 @@ func (c *CopyTo) replayGroup(ts *tensorStream, g *storage.RowGroup) (taken, all 
 		return nil
 	})
 	return taken, all, err
+}
+
+// fetchBlock is about what storage reads to fetch one row by id from an
+// uncompressed chunk: the checksum block around it (64 kB), or the row
+// when it is wider.
+const fetchBlock = 64 << 10
+
+// lateRowBytes returns the stored bytes a row of the stream's columns
+// takes on average, when its WHERE reads few enough of them (a sixteenth
+// of the bytes or less) that finding the passing rows first and reading
+// only them can pay; 0 otherwise.
+func (c *CopyTo) lateRowBytes(groups []storage.RowGroup) (float64, error) {
+	scan := c.groupScan
+	if scan.Filter == nil {
+		return 0, nil
+	}
+	narrow, ok := narrowScan(scan)
+	if !ok {
+		return 0, nil
+	}
+	all, err := c.env.Txn.StoredBytes(scan.Table, scan.Cols)
+	if err != nil {
+		return 0, err
+	}
+	some, err := c.env.Txn.StoredBytes(scan.Table, narrow.Cols)
+	if err != nil {
+		return 0, err
+	}
+	var a, n, rows int64
+	for _, b := range all {
+		a += b
+	}
+	for _, b := range some {
+		n += b
+	}
+	for _, g := range groups {
+		if g.Kind == storage.GroupFragment {
+			rows += g.End - g.Start
+		}
+	}
+	if rows == 0 || a == 0 || n*16 > a {
+		return 0, nil
+	}
+	return float64(a) / float64(rows), nil
+}
+
+// lateGroup sends the rows of fragment group g that pass the WHERE by
+// reading the columns the WHERE needs first and then only the passing
+// rows, by id, when that reads less than scanning the group: each row
+// fetched costs about a fetchBlock (twice, for the work per row), each
+// row scanned rowBytes. It reports whether it did; if not, the group is
+// to be scanned.
+func (c *CopyTo) lateGroup(g *storage.RowGroup, rowBytes float64, fn func(*types.Batch) error) (bool, error) {
+	c.lateIDs = c.lateIDs[:0]
+	if err := c.groupIDs(g, func(ids []uint64) error {
+		c.lateIDs = append(c.lateIDs, ids...)
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if float64(len(c.lateIDs))*2*max(fetchBlock, rowBytes) > float64(g.End-g.Start)*rowBytes {
+		return false, nil
+	}
+	scan := c.groupScan
+	for lo := 0; lo < len(c.lateIDs); lo += types.BatchSize {
+		part := c.lateIDs[lo:min(len(c.lateIDs), lo+types.BatchSize)]
+		b, found, err := c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, c.lateBuf)
+		if err != nil {
+			return false, err
+		}
+		c.lateBuf = b
+		if len(found) != len(part) {
+			return false, pgerror.AssertionFailedf("reading the rows that pass: %d of %d found by id", len(found), len(part))
+		}
+		if err := fn(b); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // groupIDs passes fn, batch by batch, the ids of the rows of group g that

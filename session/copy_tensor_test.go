@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/client/stream"
@@ -503,5 +504,59 @@ func TestCopyToTensorExactByID(t *testing.T) {
 	}
 	if rest := copyIDs(t, s, fmt.Sprintf(qv, 20)); !slices.Equal(rest, old[20000:]) {
 		t.Fatalf("VERSION %d, START_BATCH 20: %d rows, want the last %d", first, len(rest), len(old)-20000)
+	}
+}
+
+// TestCopyToTensorLateRows streams a table with a WHERE that reads a
+// narrow column and that zone maps cannot prune: when few rows of a group
+// pass, only they are read, by id (a fraction of the bytes the scan of the
+// wide, uncompressed column reads); when many pass, the group is scanned.
+// Either way the frames equal those of the same query run through the
+// operators (a LIMIT makes it one).
+func TestCopyToTensorLateRows(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true, WholeChunkFetch: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewEngine(db, nil).NewSession("u", "d")
+	const n = 3 * storage.RowGroupRows
+	mustRun(t, s, "CREATE TABLE w (id bigint, v float4[64]) WITH (chunk_size = '256kB', compression = 'none')", "")
+	arr := "'{" + strings.Repeat("1.5,", 63) + "2.5}'"
+	mustRun(t, s, fmt.Sprintf("INSERT INTO w SELECT g, %s FROM generate_series(0, %d) g", arr, n-1), fmt.Sprintf("INSERT 0 %d", n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "DELETE FROM w WHERE id = 2003", "DELETE 1")
+	bytesRead := func(f func()) int64 {
+		st := db.Stats()
+		before := st.RangeBytes.Load() + st.ChunksRead.Load()*(256<<10)
+		f()
+		return st.RangeBytes.Load() + st.ChunksRead.Load()*(256<<10) - before
+	}
+	for _, c := range []struct {
+		where string
+		late  bool
+	}{
+		{"id - id / 5000 * 5000 = 17", true}, // 1 row in 5000, spread over the table
+		{"id - id / 1000 * 1000 < 4", false}, // 0.4%: a row in most checksum blocks
+		{"id - id / 2 * 2 = 0", false},       // half
+	} {
+		q := "COPY (SELECT id, v FROM w WHERE " + c.where + ") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64)"
+		ops := "COPY (SELECT id, v FROM w WHERE " + c.where + " LIMIT 100000000) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64)"
+		var got, want [][]byte
+		read := bytesRead(func() { got = copyFrames(t, s, q) })
+		scanned := bytesRead(func() { want = copyFrames(t, s, ops) })
+		if len(got) == 0 || len(got) != len(want) {
+			t.Fatalf("WHERE %s: %d frames, through the operators %d", c.where, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("WHERE %s: frame %d differs from the operators'", c.where, i)
+			}
+		}
+		if c.late && read*3 > scanned {
+			t.Fatalf("WHERE %s read about %d bytes, the scan %d: the rows that fail were read", c.where, read, scanned)
+		}
 	}
 }
