@@ -55,11 +55,19 @@ class TableDataset(_Base):
 
     Position i is the i-th row in order_by order (the primary key by
     default; without a key, the table's storage order, stable while the
-    table does not change). Rows are fetched in blocks of block_size with
-    `SELECT ... ORDER BY key OFFSET b*block_size LIMIT block_size` through
-    the tensor stream, and the last cache_blocks blocks are kept, so
-    sequential and nearby reads cost one query per block. len() is count(*)
-    when the dataset is made; rows added later are not seen.
+    table does not change). Rows come through the tensor stream. When
+    order_by is one column of distinct values (a one-column primary key),
+    each process reads that column's values once, on its first access:
+    then a block of block_size rows is one range query (`WHERE key
+    BETWEEN ...`), and a read that does not follow the one before (a
+    shuffling sampler's) fetches its row alone by key (`WHERE key = ...`,
+    a primary key lookup). Otherwise blocks are read with `ORDER BY ...
+    OFFSET b*block_size LIMIT block_size`. The last cache_blocks blocks
+    are kept, so sequential and nearby reads cost one query per block.
+    len() is count(*) when the dataset is made; rows added later are not
+    seen. With a key, positions are fixed when the process first reads
+    (each DataLoader worker reads the key column itself), and a row
+    deleted since raises IndexError.
 
     Fixed columns come as tensors of one row's shape (numpy arrays without
     torch), ragged columns as a tensor of the row's shape, bytes columns as
@@ -85,6 +93,11 @@ class TableDataset(_Base):
         self._pid = None
         self._cache = collections.OrderedDict()
         self._len = None
+        # _keys: the order_by column's values in order (loaded on first
+        # access; False when they cannot address rows); _last: the last
+        # position read.
+        self._keys = None
+        self._last = -2
         with self._connection().cursor() as cur:
             cur.execute("SELECT count(*) FROM %s" % table)
             self._len = cur.fetchone()[0]
@@ -92,6 +105,7 @@ class TableDataset(_Base):
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_conn"], state["_pid"], state["_cache"] = None, None, collections.OrderedDict()
+        state["_keys"], state["_last"] = None, -2
         return state
 
     def _connection(self):
@@ -112,22 +126,74 @@ class TableDataset(_Base):
             sql += " ORDER BY " + ", ".join(quote_ident(c) for c in self.order_by)
         return sql + " LIMIT %d OFFSET %d" % (self.block_size, block * self.block_size)
 
+    def _fetch(self, query, key=None):
+        """The rows query returns, as dicts, and the raw values of its
+        column key (None: no key)."""
+        sql = copy_sql(query, batch_size=self.block_size)
+        rows, keys = [], []
+        for frame in stream_frames(self._connection(), sql):
+            part = [(name, c, c.to_numpy()) for name, c in frame.columns.items()]
+            for j in range(frame.rows):
+                rows.append({name: self._value(c, v[j]) for name, c, v in part if name != key or self._wants(key)})
+            if key is not None:
+                v = frame.columns[key].to_numpy()
+                keys.extend(v.tolist() if hasattr(v, "tolist") else v)
+        return rows, keys
+
+    def _wants(self, name):
+        return self.columns is None or name in self.columns
+
+    def _key_list(self):
+        """The order_by column's values in order, or None when rows cannot
+        be addressed by them (not one column, or values not distinct)."""
+        if self._keys is None:
+            self._keys = False
+            if len(self.order_by) == 1:
+                key = quote_ident(self.order_by[0])
+                _, keys = self._fetch("SELECT %s FROM %s ORDER BY %s" % (key, self.table, key), self.order_by[0])
+                if None not in keys and len(set(keys)) == len(keys):
+                    self._keys = keys
+        return self._keys or None
+
+    def _select(self, where):
+        key = self.order_by[0]
+        cols = "*"
+        if self.columns is not None:
+            cols = ", ".join(quote_ident(c) for c in (self.columns if key in self.columns else self.columns + [key]))
+        # No ORDER BY: rows are matched to positions by key, and a plain
+        # filtered scan lets the server read only the rows that pass.
+        return "SELECT %s FROM %s WHERE %s" % (cols, self.table, where)
+
+    def _literal(self, v):
+        from psycopg import sql
+        return sql.Literal(v).as_string(self._connection())
+
+    def _keyed_block(self, block, keys):
+        lo, hi = block * self.block_size, min((block + 1) * self.block_size, len(keys)) - 1
+        if lo > hi:
+            return []
+        k = quote_ident(self.order_by[0])
+        where = "%s >= %s AND %s <= %s" % (k, self._literal(keys[lo]), k, self._literal(keys[hi]))
+        rows, got = self._fetch(self._select(where), self.order_by[0])
+        # Rows inserted since with keys in the range are not the block's.
+        by_key = dict(zip(got, rows))
+        return [by_key.get(keys[p]) for p in range(lo, hi + 1)]
+
+    def _keyed_row(self, i, keys):
+        k = quote_ident(self.order_by[0])
+        rows, _ = self._fetch(self._select("%s = %s" % (k, self._literal(keys[i]))), self.order_by[0])
+        return rows[0] if rows else None
+
     def _block(self, block):
         rows = self._cache.get(block)
         if rows is not None:
             self._cache.move_to_end(block)
             return rows
-        sql = copy_sql(self.block_query(block), batch_size=self.block_size)
-        names, cols, n = None, [], 0
-        for frame in stream_frames(self._connection(), sql):
-            names = list(frame.columns)
-            cols.append([(c, c.to_numpy()) for c in frame.columns.values()])
-            n += frame.rows
-        rows = []
-        for part in cols:
-            count = len(part[0][1]) if part else 0
-            for j in range(count):
-                rows.append({names[k]: self._value(c, v[j]) for k, (c, v) in enumerate(part)})
+        keys = self._key_list()
+        if keys is not None:
+            rows = self._keyed_block(block, keys)
+        else:
+            rows, _ = self._fetch(self.block_query(block))
         self._cache[block] = rows
         while len(self._cache) > self.cache_blocks:
             self._cache.popitem(last=False)
@@ -147,9 +213,18 @@ class TableDataset(_Base):
             i += self._len
         if not 0 <= i < self._len:
             raise IndexError("row %d out of range (%d rows)" % (i, self._len))
-        rows = self._block(i // self.block_size)
-        j = i % self.block_size
-        if j >= len(rows):
-            raise IndexError("row %d is gone (the table shrank since len() was taken)" % i)
-        row = dict(rows[j])
+        block, j = divmod(i, self.block_size)
+        sequential, self._last = i == self._last + 1 or j == 0, i
+        keys = None
+        if block not in self._cache and not sequential:
+            keys = self._key_list()
+        if keys is not None:
+            # A read that does not follow the last: the row alone.
+            row = self._keyed_row(i, keys) if i < len(keys) else None
+        else:
+            rows = self._block(block)
+            row = rows[j] if j < len(rows) else None
+        if row is None:
+            raise IndexError("row %d is gone (deleted since len() was taken)" % i)
+        row = dict(row)
         return self.transform(row) if self.transform else row

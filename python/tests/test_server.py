@@ -2,6 +2,7 @@
 test/pyclient starts one); without it they are skipped."""
 
 import os
+import random
 
 import numpy as np
 import pytest
@@ -177,3 +178,37 @@ def test_spawned_workers(db, samples):
     ds = db.open_table(samples).pytorch(columns=["id"], block_size=32)
     dl = torch.utils.data.DataLoader(ds, batch_size=10, num_workers=2, multiprocessing_context="spawn")
     assert sorted(i for b in dl for i in b["id"].tolist()) == list(range(1, ROWS + 1))
+
+
+def test_map_dataset_by_key(db, samples):
+    # With a one-column primary key, a read that does not follow the one
+    # before fetches its row by key, and blocks are key ranges: every
+    # position gives its own row in key order, in any access order.
+    ds = db.open_table(samples).pytorch(columns=["id", "embedding"], block_size=16)
+    order = list(range(ROWS))
+    random.Random(4).shuffle(order)
+    for i in order[:40] + list(range(ROWS)):
+        row = ds[i]
+        assert int(row["id"]) == i + 1 and row["embedding"].tolist()[0] == i + 1
+    assert set(ds[5]) == {"id", "embedding"}
+    only = db.open_table(samples).pytorch(columns=["embedding"], block_size=16)
+    assert set(only[7]) == {"embedding"} and only[7]["embedding"].tolist()[0] == 8
+    assert set(only[8]) == {"embedding"} and only[9]["embedding"].tolist()[0] == 10
+    # A row deleted since the dataset's process first read it: its
+    # position raises, the others stay where they were.
+    fresh = db.open_table(samples).pytorch(columns=["id"], block_size=16)
+    assert int(fresh[0]["id"]) == 1
+    db.execute("DELETE FROM samples WHERE id = 31")
+    with pytest.raises(IndexError):
+        fresh[30]
+    assert int(fresh[31]["id"]) == 32 and int(fresh[29]["id"]) == 30
+
+
+def test_map_dataset_without_key(db):
+    db.execute("DROP TABLE IF EXISTS nokey")
+    db.execute("CREATE TABLE nokey (v int)")
+    db.execute("INSERT INTO nokey SELECT g FROM generate_series(1, 50) g")
+    ds = db.open_table("nokey").pytorch(block_size=8)
+    assert len(ds) == 50
+    assert sorted(int(ds[i]["v"]) for i in [49, 3, 17, 0]) == [1, 4, 18, 50]
+    assert [int(ds[i]["v"]) for i in range(50)] == list(range(1, 51))
