@@ -208,6 +208,43 @@ class TableDataset(_Base):
             return torch.from_numpy(np.ascontiguousarray(v).view(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(v) if hasattr(v, "dtype") and v.shape else torch.tensor(v)
 
+    def __getitems__(self, indices):
+        """The rows at positions indices, in that order: what torch's
+        DataLoader (2.0 and later) asks a map-style dataset for, a batch
+        at a time. With a key, the rows not cached come in one query
+        (`WHERE key IN (...)`)."""
+        keys = self._key_list()
+        if keys is None:
+            return [self[i] for i in indices]
+        out = [None] * len(indices)
+        missing = {}
+        for n, i in enumerate(indices):
+            if i < 0:
+                i += self._len
+            if not 0 <= i < self._len:
+                raise IndexError("row %d out of range (%d rows)" % (i, self._len))
+            block, j = divmod(i, self.block_size)
+            rows = self._cache.get(block)
+            if rows is not None and j < len(rows) and rows[j] is not None:
+                out[n] = rows[j]
+            elif i < len(keys):
+                missing.setdefault(keys[i], []).append(n)
+            else:
+                raise IndexError("row %d is gone (deleted since len() was taken)" % i)
+        if missing:
+            k = quote_ident(self.order_by[0])
+            where = "%s IN (%s)" % (k, ", ".join(self._literal(v) for v in missing))
+            rows, got = self._fetch(self._select(where), self.order_by[0])
+            for v, row in zip(got, rows):
+                for n in missing.get(v, ()):
+                    out[n] = row
+        for n, row in enumerate(out):
+            if row is None:
+                raise IndexError("row %d is gone (deleted since len() was taken)" % indices[n])
+            row = dict(row)
+            out[n] = self.transform(row) if self.transform else row
+        return out
+
     def __getitem__(self, i):
         if i < 0:
             i += self._len

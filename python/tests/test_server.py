@@ -194,6 +194,10 @@ def test_map_dataset_by_key(db, samples):
     only = db.open_table(samples).pytorch(columns=["embedding"], block_size=16)
     assert set(only[7]) == {"embedding"} and only[7]["embedding"].tolist()[0] == 8
     assert set(only[8]) == {"embedding"} and only[9]["embedding"].tolist()[0] == 10
+    # A batch at once (torch 2's DataLoader asks for it): one query for
+    # the rows not cached, in the order asked.
+    batch = db.open_table(samples).pytorch(columns=["id"], block_size=16).__getitems__([5, 3, 40, 3, -1])
+    assert [int(r["id"]) for r in batch] == [6, 4, 41, 4, ROWS]
     # A row deleted since the dataset's process first read it: its
     # position raises, the others stay where they were.
     fresh = db.open_table(samples).pytorch(columns=["id"], block_size=16)
@@ -201,6 +205,8 @@ def test_map_dataset_by_key(db, samples):
     db.execute("DELETE FROM samples WHERE id = 31")
     with pytest.raises(IndexError):
         fresh[30]
+    with pytest.raises(IndexError):
+        fresh.__getitems__([2, 30])
     assert int(fresh[31]["id"]) == 32 and int(fresh[29]["id"]) == 30
 
 
