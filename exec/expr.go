@@ -173,6 +173,11 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 	case plan.OpVectorAdd, plan.OpVectorSub, plan.OpVectorMul, plan.OpVectorConcat, plan.OpSubvector:
 		return e.compileVectorArith(x)
 	}
+	if x.Op == plan.OpIn {
+		if in, ok, err := e.compileIntIn(x); ok || err != nil {
+			return in, err
+		}
+	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {
 		ae, err := e.compile(a)
@@ -185,6 +190,54 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 		c.like = &likeMatcher{fold: x.Op == plan.OpILike}
 	}
 	return c, nil
+}
+
+// intInEval is `x IN (k1, k2, ...)` for an integer x and integer
+// constants, none NULL: a set lookup per row instead of a comparison with
+// each constant.
+type intInEval struct {
+	x   evaluator
+	set map[int64]struct{}
+	out *types.Vec
+}
+
+// compileIntIn compiles x as an intInEval when it is one; ok is false
+// otherwise.
+func (e *Env) compileIntIn(x *plan.Call) (ev evaluator, ok bool, err error) {
+	if len(x.Args) < 2 || x.Args[0].Type().Phys() != types.PhysInt {
+		return nil, false, nil
+	}
+	set := make(map[int64]struct{}, len(x.Args)-1)
+	for _, a := range x.Args[1:] {
+		k, isConst := a.(*plan.Const)
+		if !isConst || k.Null || k.Val == nil || k.Val.Type.Phys() != types.PhysInt || k.Val.Nulls[0] {
+			return nil, false, nil
+		}
+		set[k.Val.Ints[0]] = struct{}{}
+	}
+	xe, err := e.compile(x.Args[0])
+	if err != nil {
+		return nil, false, err
+	}
+	return &intInEval{x: xe, set: set, out: types.NewVec(x.Typ, types.BatchSize)}, true, nil
+}
+
+func (c *intInEval) eval(b *types.Batch) (*types.Vec, error) {
+	x, err := c.x.eval(b)
+	if err != nil {
+		return nil, err
+	}
+	out := c.out
+	out.Reset()
+	for i, n := 0, b.Len(); i < n; i++ {
+		if x.Nulls[i] {
+			out.AppendNull()
+			continue
+		}
+		_, found := c.set[x.Ints[i]]
+		out.AppendBool(found)
+	}
+	return out, nil
 }
 
 func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
