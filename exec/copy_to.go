@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -29,6 +30,10 @@ type CopyTo struct {
 	// when they are read by id (lateGroup).
 	lateIDs []uint64
 	lateBuf *types.Batch
+	// fetcher reads rows by id for the stream (fetchRows); ids is the
+	// scan that finds their ids (idScan).
+	fetcher *storage.RowFetcher
+	ids     *plan.Scan
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,

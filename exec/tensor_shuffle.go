@@ -274,6 +274,12 @@ func (ts *tensorStream) flush() error {
 // frame, and returns the number of rows written.
 func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
+	defer func() {
+		if c.fetcher != nil {
+			c.fetcher.Close()
+			c.fetcher = nil
+		}
+	}()
 	ts.canceled = c.env.canceled
 	add := func(b *types.Batch) error {
 		if err := c.env.canceled(); err != nil {
@@ -509,7 +515,6 @@ func (c *CopyTo) shardGroups() ([]storage.RowGroup, error) {
 // memory grows by 8 bytes a row instead of by the rows, and the rows that
 // START_BATCH skips are never read.
 func (c *CopyTo) runExactByID(ts *tensorStream) error {
-	scan := c.groupScan
 	groups, err := c.shardGroups()
 	if err != nil {
 		return err
@@ -545,7 +550,7 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		sorted = append(sorted[:0], pending...)
 		slices.Sort(sorted)
 		var err error
-		if buf, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, sorted, c.opts.Tensor.Version, buf); err != nil {
+		if buf, found, err = c.fetchRows(sorted, buf); err != nil {
 			return err
 		}
 		if len(found) != len(pending) {
@@ -609,8 +614,8 @@ func (c *CopyTo) lateRowBytes(groups []storage.RowGroup) (float64, error) {
 	if scan.Filter == nil {
 		return 0, nil
 	}
-	narrow, ok := narrowScan(scan)
-	if !ok {
+	narrow := c.idScan()
+	if narrow == scan {
 		return 0, nil
 	}
 	all, err := c.env.Txn.StoredBytes(scan.Table, scan.Cols)
@@ -656,10 +661,9 @@ func (c *CopyTo) lateGroup(g *storage.RowGroup, rowBytes float64, fn func(*types
 	if float64(len(c.lateIDs))*2*max(fetchBlock, rowBytes) > float64(g.End-g.Start)*rowBytes {
 		return false, nil
 	}
-	scan := c.groupScan
 	for lo := 0; lo < len(c.lateIDs); lo += types.BatchSize {
 		part := c.lateIDs[lo:min(len(c.lateIDs), lo+types.BatchSize)]
-		b, found, err := c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, c.lateBuf)
+		b, found, err := c.fetchRows(part, c.lateBuf)
 		if err != nil {
 			return false, err
 		}
@@ -679,11 +683,7 @@ func (c *CopyTo) lateGroup(g *storage.RowGroup, rowBytes float64, fn func(*types
 // It reads the row ids and only the columns the filter needs
 // (narrowScan).
 func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) error {
-	n, ok := narrowScan(c.groupScan)
-	if !ok {
-		n = c.groupScan
-	}
-	op, err := newGroupScan(c.env, n, g, c.opts.Tensor.Version)
+	op, err := newGroupScan(c.env, c.idScan(), g, c.opts.Tensor.Version)
 	if err != nil {
 		return err
 	}
@@ -702,7 +702,6 @@ func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) erro
 // fillBuffer ends a replay: it reads the values of the rows whose ids the
 // replay left in the buffer's slots, by id, into the slots.
 func (c *CopyTo) fillBuffer(ts *tensorStream) error {
-	scan := c.groupScan
 	ids := ts.slotIDs
 	base := 0
 	put := projectScan(c.n.Query, func(b *types.Batch) error {
@@ -716,7 +715,7 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 		part := ids[base:min(len(ids), base+types.BatchSize)]
 		var found []uint64
 		var err error
-		if b, found, err = c.env.Txn.FetchRowsInto(scan.Table, scan.Cols, part, c.opts.Tensor.Version, b); err != nil {
+		if b, found, err = c.fetchRows(part, b); err != nil {
 			return err
 		}
 		if len(found) != len(part) {
@@ -728,6 +727,35 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	}
 	ts.replaying, ts.slotIDs = false, nil
 	return nil
+}
+
+// idScan returns the scan that finds the ids of the rows the stream
+// sends: the group scan narrowed to the columns its filter reads
+// (narrowScan), or the group scan itself when the filter cannot be
+// rewritten. It is worked out once per statement.
+func (c *CopyTo) idScan() *plan.Scan {
+	if c.ids == nil {
+		c.ids = c.groupScan
+		if n, ok := narrowScan(c.groupScan); ok {
+			c.ids = n
+		}
+	}
+	return c.ids
+}
+
+// fetchRows reads the rows of the group scan's table with the given ids
+// into dst (see storage.RowFetcher), through one fetcher for the whole
+// stream, closed by runTensor.
+func (c *CopyTo) fetchRows(ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
+	if c.fetcher == nil {
+		scan := c.groupScan
+		rf, err := c.env.Txn.NewRowFetcher(scan.Table, scan.Cols, c.opts.Tensor.Version)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.fetcher = rf
+	}
+	return c.fetcher.Fetch(ids, dst)
 }
 
 // dropRows wraps fn so that it does not see the first n rows.

@@ -17,41 +17,52 @@ import (
 // chunk only the checksum block around the row is read (a byte-range
 // read); other chunks are read whole.
 func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch, []uint64, error) {
-	return txn.FetchRowsInto(t, cols, ids, 0, nil)
+	rf, err := txn.NewRowFetcher(t, cols, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rf.Close()
+	return rf.Fetch(ids, nil)
 }
 
-// FetchRowsInto is FetchRows reading into dst, reset first, whose columns
-// have cols' types; its buffers are reused, so a caller fetching batch
-// after batch allocates once. A nil dst gets a new batch. With asOf not 0
-// the rows are read as version asOf of the table has them (the ids of a
-// scan with ScanOptions.AsOf): rows deleted since are found, and the
+// RowFetcher reads rows by id, as FetchRows does, call after call: the
+// deletions, the fragments and the txn's own writes it looks at are read
+// once, when it is made, and the chunk headers and checksum blocks it reads
+// are kept between calls. Close releases it.
+type RowFetcher struct {
+	txn  *Txn
+	t    *TableDesc
+	cols []int
+	// s holds the deleted ids (sorted) and the row decoder.
+	s *Scanner
+	// tt is the txn's own writes (nil as of a version); own and ownMem
+	// its fragment being written, if any.
+	tt     *txnTable
+	frags  []*fragment
+	own    *fragment
+	ownMem []*types.Vec
+	f      *fetcher
+	found  []uint64
+	key    []byte
+}
+
+// NewRowFetcher returns a RowFetcher of columns cols of table t. With asOf
+// not 0 the rows are read as version asOf of the table has them (the ids
+// of a scan with ScanOptions.AsOf): rows deleted since are found, and the
 // txn's own writes are not seen.
-func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, asOf uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
+func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetcher, error) {
 	if err := txn.check(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	capacity := min(len(ids), types.BatchSize)
-	if dst != nil {
-		capacity = 0
-	}
-	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, capacity)
-	defer s.Close()
-	if dst != nil {
-		if len(dst.Cols) != len(cols) {
-			return nil, nil, assertf("fetch from %q: %d columns to fill, %d asked", t.Name, len(dst.Cols), len(cols))
-		}
-		dst.Reset()
-		s.out = dst
-		s.dec.bind(cols, dst)
-	}
+	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, 0)
+	rf := &RowFetcher{txn: txn, t: t, cols: cols, s: s,
+		f: &fetcher{db: txn.db, t: t, cols: cols, headers: make(map[string]colChunkHeader)}}
 	if err := s.loadDeleted(txn.snap, math64(asOf)); err != nil {
-		return nil, nil, err
+		s.Close()
+		return nil, err
 	}
-	tt := txn.tables[t.ID]
-	if asOf != 0 {
-		tt = nil
-	}
-	if tt != nil {
+	if tt := txn.tables[t.ID]; tt != nil && asOf == 0 {
+		rf.tt = tt
 		for id := range tt.deleted {
 			s.deleted = append(s.deleted, id)
 		}
@@ -59,14 +70,47 @@ func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, asOf uint6
 			s.deleted = append(s.deleted, id)
 		}
 		sort.Slice(s.deleted, func(i, j int) bool { return s.deleted[i] < s.deleted[j] })
+		if tt.w != nil {
+			var err error
+			if rf.own, rf.ownMem, err = tt.w.view(); err != nil {
+				s.Close()
+				return nil, err
+			}
+		}
 	}
-	frags, err := txn.liveFragments(t)
-	if err != nil {
+	var err error
+	if rf.frags, err = txn.liveFragments(t); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return rf, nil
+}
+
+// Close releases rf.
+func (rf *RowFetcher) Close() { rf.s.Close() }
+
+// Fetch reads the rows with the given ids, in that order, into dst (reset
+// first; its columns have cols' types), or into a new batch when dst is
+// nil. Ids of rows that don't exist or are deleted are left out; the
+// returned ids, valid until the next Fetch, say which rows the batch holds.
+func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
+	if err := rf.txn.check(); err != nil {
 		return nil, nil, err
 	}
-	f := &fetcher{db: txn.db, t: t, cols: cols, out: s.out, headers: make(map[string]colChunkHeader)}
-	var found []uint64
-	var key []byte
+	t, s, tt := rf.t, rf.s, rf.tt
+	if dst == nil {
+		ts := make([]types.Type, len(rf.cols))
+		for j, c := range rf.cols {
+			ts[j] = t.Columns[c].Type
+		}
+		dst = types.NewBatch(ts, min(len(ids), types.BatchSize))
+	} else if len(dst.Cols) != len(rf.cols) {
+		return nil, nil, assertf("fetch from %q: %d columns to fill, %d asked", t.Name, len(dst.Cols), len(rf.cols))
+	}
+	dst.Reset()
+	s.dec.bind(rf.cols, dst)
+	rf.f.out = dst
+	found := rf.found[:0]
 	for _, id := range ids {
 		if i := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id }); i < len(s.deleted) && s.deleted[i] == id {
 			continue
@@ -75,16 +119,16 @@ func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, asOf uint6
 		// The txn's own unspilled rows.
 		if tt != nil {
 			if i := sort.Search(len(tt.pendingIDs), func(i int) bool { return tt.pendingIDs[i] >= id }); i < len(tt.pendingIDs) && tt.pendingIDs[i] == id {
-				for j, c := range cols {
-					s.out.Cols[j].AppendFrom(tt.pending.Cols[c], i)
+				for j, c := range rf.cols {
+					dst.Cols[j].AppendFrom(tt.pending.Cols[c], i)
 				}
 				ok = true
 			}
 		}
 		// A buffered row.
 		if !ok {
-			key = appendIDKey(key[:0], t.ID, tagRow, id)
-			v, closer, err := txn.snap.Get(key)
+			rf.key = appendIDKey(rf.key[:0], t.ID, tagRow, id)
+			v, closer, err := rf.txn.snap.Get(rf.key)
 			switch {
 			case err == nil:
 				_, n := binary.Uvarint(v)
@@ -103,43 +147,27 @@ func (txn *Txn) FetchRowsInto(t *TableDesc, cols []int, ids []uint64, asOf uint6
 			}
 		}
 		// A row in a fragment: committed ones, then the txn's own.
-		if !ok {
-			var mem []*types.Vec
-			cands := frags
-			if tt != nil && tt.w != nil {
-				wf, wm, err := tt.w.view()
-				if err != nil {
-					return nil, nil, err
-				}
-				cands = append(cands[:len(cands):len(cands)], wf)
-				mem = wm
+		for k := 0; !ok && k <= len(rf.frags); k++ {
+			fr, mem := rf.own, rf.ownMem
+			if k < len(rf.frags) {
+				fr, mem = rf.frags[k], nil
 			}
-			for k, fr := range cands {
-				if id < fr.MinRow || id > fr.MaxRow {
-					continue
-				}
-				var m []*types.Vec
-				if k == len(frags) {
-					m = mem
-				}
-				hit, err := f.fromFragment(fr, m, id)
-				if err != nil {
-					return nil, nil, err
-				}
-				if hit {
-					ok = true
-					break
-				}
+			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
+				continue
 			}
+			hit, err := rf.f.fromFragment(fr, mem, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			ok = hit
 		}
 		if ok {
 			found = append(found, id)
 		}
 	}
-	s.out.SetLen(len(found))
-	out := s.out
-	s.out = nil
-	return out, found, nil
+	rf.found = found
+	dst.SetLen(len(found))
+	return dst, found, nil
 }
 
 // fetcher reads single rows out of fragments.

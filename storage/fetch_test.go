@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/deeplaked/deeplaked/types"
 )
 
 func TestFetchRowsByteRange(t *testing.T) {
@@ -78,6 +80,29 @@ func testFetchRowsByteRange(t *testing.T, store ObjectStore) {
 	if n := db.Stats().RangeReads.Load() - reads; n != 2 {
 		t.Fatalf("rows 100 to 102: %d range reads, want 2", n)
 	}
+	// A RowFetcher keeps headers and the last block between calls: the
+	// next row of the block costs no read, one of another chunk a header
+	// and a block, and back in the first chunk only the block.
+	rf, err := txn.NewRowFetcher(tbl, []int{2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	var dst *types.Batch
+	for k, c := range []struct {
+		id    int
+		reads int64
+	}{{100, 2}, {101, 0}, {12345, 2}, {102, 1}} {
+		reads := db.Stats().RangeReads.Load()
+		b, got, err := rf.Fetch([]uint64{ids[c.id]}, dst)
+		if err != nil || len(got) != 1 || !bytes.Equal(b.Cols[0].Bytes.Get(0), rows.Cols[2].Bytes.Get(c.id)) {
+			t.Fatalf("fetch %d (row %d): %v, %v", k, c.id, got, err)
+		}
+		dst = b
+		if n := db.Stats().RangeReads.Load() - reads; n != c.reads {
+			t.Fatalf("fetch %d (row %d): %d range reads, want %d", k, c.id, n, c.reads)
+		}
+	}
 }
 
 // TestFetchRowsWholeChunksWhileRoom fetches rows from tensor chunks of
@@ -150,7 +175,12 @@ func TestFetchRowsAsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []uint64{ids[3], ids[7], ids[104]}
-	b, found, err := txn.FetchRowsInto(tbl, []int{0}, want, v, nil)
+	rf, err := txn.NewRowFetcher(tbl, []int{0}, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	b, found, err := rf.Fetch(want, nil)
 	if err != nil || len(found) != 3 || b.Cols[0].Ints[0] != 3 || b.Cols[0].Ints[1] != 7 || b.Cols[0].Ints[2] != 104 {
 		t.Fatalf("as of version %d: found %v (%v), err %v", v, found, b.Cols[0].Ints, err)
 	}
