@@ -99,18 +99,11 @@ func copyIDs(t *testing.T, s *Session, q string) []int64 {
 // TestCopyToTensorRowGroups streams a table of fragments and buffered
 // rows, shuffled by row group and sharded.
 func TestCopyToTensorRowGroups(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30})
 	const n = 3*storage.RowGroupRows + 123
 	mustRun(t, s, "CREATE TABLE r (id bigint)", "")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g FROM generate_series(0, %d) g", n-101), fmt.Sprintf("INSERT 0 %d", n-100))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g FROM generate_series(%d, %d) g", n-100, n-1), "INSERT 0 100")
 
 	q := "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 500, SEED %d, SHARD '%d/%d', START_BATCH %d)"
@@ -151,12 +144,7 @@ func TestCopyToTensorRowGroups(t *testing.T) {
 }
 
 func TestCopyToTensorVersion(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true})
 	mustRun(t, s, "CREATE TABLE v (id bigint)", "")
 	mustRun(t, s, "INSERT INTO v SELECT g FROM generate_series(0, 9) g", "INSERT 0 10")
 	vs, err := db.Versions("v")
@@ -261,18 +249,11 @@ func TestCopyToTensorExample(t *testing.T) {
 // groups' counts are not their rows, so they are read and skipped row by
 // row, with the same result.
 func TestCopyToTensorStartBatchSkips(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
 	const n = 4 * storage.RowGroupRows
 	mustRun(t, s, "CREATE TABLE r (id bigint, pad bigint) WITH (chunk_size = '64kB')", "")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, g * 7 FROM generate_series(0, %d) g", n-1), fmt.Sprintf("INSERT 0 %d", n))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	const q = "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, START_BATCH %d)"
 	start := (2*storage.RowGroupRows + 500) / 1000 // past two groups, into the third
 	chunks := func(f func()) int64 {
@@ -301,9 +282,7 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 	mustRun(t, s, "DELETE FROM r WHERE id = 5", "DELETE 1")
 	mustRun(t, s, "CREATE TABLE w (id bigint, note text) WITH (chunk_size = '64kB')", "")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO w SELECT g, 'the note of row ' || g::text || ', which is longer than its id' FROM generate_series(0, %d) g", n-1), fmt.Sprintf("INSERT 0 %d", n))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	for _, c := range []struct {
 		q    string
 		rows int
@@ -319,6 +298,26 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 		if restRead >= fullRead {
 			t.Fatalf("%s, START_BATCH %d read %d chunks, the whole stream %d: the skipped groups' values were read", c.q, start, restRead, fullRead)
 		}
+	}
+}
+
+// openSession opens an in-memory database with opts and a session on it;
+// the database closes when the test ends.
+func openSession(t *testing.T, opts storage.Options) (*storage.DB, *Session) {
+	t.Helper()
+	db, err := storage.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, NewEngine(db, nil).NewSession("u", "d")
+}
+
+// flushAll moves db's buffered rows into fragments.
+func flushAll(t *testing.T, db *storage.DB) {
+	t.Helper()
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -341,19 +340,12 @@ func copyFrames(t *testing.T, s *Session, q string) [][]byte {
 // a projection and a text column go through the rows fetched back into
 // the buffer.
 func TestCopyToTensorShuffledStartBatch(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
 	const n = 4 * storage.RowGroupRows
 	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text || ', padded to about forty bytes', g * 3 FROM generate_series(0, %d) g", n-1),
 		fmt.Sprintf("INSERT 0 %d", n))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	vs, err := db.Versions("r")
 	if err != nil || len(vs) == 0 {
 		t.Fatal(vs, err)
@@ -405,19 +397,12 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 // without reading the rows it skips, and a VERSION must give the rows as
 // that version has them.
 func TestCopyToTensorExactByID(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
 	const n = 2*storage.RowGroupRows + 700
 	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
 	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", n-1),
 		fmt.Sprintf("INSERT 0 %d", n))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	vs, err := db.Versions("r")
 	if err != nil || len(vs) == 0 {
 		t.Fatal(vs, err)
@@ -514,19 +499,12 @@ func TestCopyToTensorExactByID(t *testing.T) {
 // Either way the frames equal those of the same query run through the
 // operators (a LIMIT makes it one).
 func TestCopyToTensorLateRows(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true, WholeChunkFetch: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewEngine(db, nil).NewSession("u", "d")
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true, WholeChunkFetch: -1})
 	const n = 3 * storage.RowGroupRows
 	mustRun(t, s, "CREATE TABLE w (id bigint, v float4[64]) WITH (chunk_size = '256kB', compression = 'none')", "")
 	arr := "'{" + strings.Repeat("1.5,", 63) + "2.5}'"
 	mustRun(t, s, fmt.Sprintf("INSERT INTO w SELECT g, %s FROM generate_series(0, %d) g", arr, n-1), fmt.Sprintf("INSERT 0 %d", n))
-	if err := db.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	flushAll(t, db)
 	mustRun(t, s, "DELETE FROM w WHERE id = 2003", "DELETE 1")
 	bytesRead := func(f func()) int64 {
 		st := db.Stats()

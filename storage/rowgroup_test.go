@@ -105,25 +105,10 @@ func TestGroupScanReadsItsChunks(t *testing.T) {
 			}
 		}
 		before := db.Stats().ChunksRead.Load()
-		sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{2}, Group: &g})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := 0
-		for {
-			b, _, err := sc.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b == nil {
-				break
-			}
-			rows += b.Len()
-		}
-		sc.Close()
+		rows, _ := scanAllWith(t, db, txn, tbl, ScanOptions{Cols: []int{2}, Group: &g})
 		got := db.Stats().ChunksRead.Load() - before
-		if rows != int(g.End-g.Start) || got != want {
-			t.Fatalf("group [%d, %d): %d rows, %d chunks read, want %d", g.Start, g.End, rows, got, want)
+		if len(rows) != int(g.End-g.Start) || got != want {
+			t.Fatalf("group [%d, %d): %d rows, %d chunks read, want %d", g.Start, g.End, len(rows), got, want)
 		}
 	}
 }
