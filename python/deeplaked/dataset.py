@@ -126,18 +126,21 @@ class TableDataset(_Base):
             sql += " ORDER BY " + ", ".join(quote_ident(c) for c in self.order_by)
         return sql + " LIMIT %d OFFSET %d" % (self.block_size, block * self.block_size)
 
-    def _fetch(self, query, key=None):
-        """The rows query returns, as dicts, and the raw values of its
-        column key (None: no key)."""
-        sql = copy_sql(query, batch_size=self.block_size)
+    def _fetch(self, query, key=None, keys_only=False):
+        """The rows query returns, as dicts (none with keys_only), and the
+        raw values of its column key (None: no key)."""
+        sql = copy_sql(query, batch_size=65536 if keys_only else self.block_size)
         rows, keys = [], []
         for frame in stream_frames(self._connection(), sql):
             part = [(name, c, c.to_numpy()) for name, c in frame.columns.items()]
+            for name, c, v in part:
+                if name == key:
+                    keys.extend(v.tolist() if hasattr(v, "tolist") else v)
+            if keys_only:
+                continue
+            part = [p for p in part if p[0] != key or self._wants(key)]
             for j in range(frame.rows):
-                rows.append({name: self._value(c, v[j]) for name, c, v in part if name != key or self._wants(key)})
-            if key is not None:
-                v = frame.columns[key].to_numpy()
-                keys.extend(v.tolist() if hasattr(v, "tolist") else v)
+                rows.append({name: self._value(c, v[j]) for name, c, v in part})
         return rows, keys
 
     def _wants(self, name):
@@ -150,7 +153,7 @@ class TableDataset(_Base):
             self._keys = False
             if len(self.order_by) == 1:
                 key = quote_ident(self.order_by[0])
-                _, keys = self._fetch("SELECT %s FROM %s ORDER BY %s" % (key, self.table, key), self.order_by[0])
+                _, keys = self._fetch("SELECT %s FROM %s ORDER BY %s" % (key, self.table, key), self.order_by[0], keys_only=True)
                 if None not in keys and len(set(keys)) == len(keys):
                     self._keys = keys
         return self._keys or None
