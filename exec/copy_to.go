@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"io"
+	"math/rand/v2"
 
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/storage"
@@ -34,24 +35,40 @@ type CopyTo struct {
 	// scan that finds their ids (idScan).
 	fetcher *storage.RowFetcher
 	ids     *plan.Scan
+	// limit (when limited) and offset apply to the rows of a stream that
+	// randomOrder made an exact shuffle; rng, when set, draws its order
+	// instead of the generator seeded with SEED.
+	limited       bool
+	limit, offset int64
+	rng           *rand.Rand
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
+	c := &CopyTo{env: env}
+	rn, rng, limit, offset, err := randomOrder(env, n)
+	if err != nil {
+		return nil, err
+	}
+	if rn != nil {
+		n, c.rng = rn, rng
+		c.limited, c.limit, c.offset = limit >= 0, limit, offset
+	}
+	c.n, c.opts = n, n.Options
 	scan := tensorGroupScan(env, n)
 	if err := checkTensorVersion(env, n, scan); err != nil {
 		return nil, err
 	}
 	if scan != nil {
 		// Read row group by row group when the stream runs (tensor_shuffle.go).
-		return &CopyTo{env: env, n: n, opts: n.Options, groupScan: scan}, nil
+		c.groupScan = scan
+		return c, nil
 	}
-	op, err := Build(env, borrowingQuery(n))
-	if err != nil {
+	if c.op, err = Build(env, borrowingQuery(n)); err != nil {
 		return nil, err
 	}
-	return &CopyTo{env: env, n: n, op: op, opts: n.Options}, nil
+	return c, nil
 }
 
 // borrowingQuery returns n's query, or for a tensor stream of a table's

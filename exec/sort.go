@@ -3,7 +3,6 @@ package exec
 import (
 	"sort"
 
-	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -114,33 +113,10 @@ type limitOp struct {
 }
 
 func newLimit(env *Env, n *plan.Limit) (Operator, error) {
-	l := &limitOp{count: -1}
-	eval := func(e plan.Expr, what string, code pgerror.Code) (int64, error) {
-		v, err := env.foldConst(e)
-		if err != nil {
-			return 0, err
-		}
-		if v.Nulls[0] {
-			return -1, nil
-		}
-		if v.Ints[0] < 0 {
-			return 0, pgerror.Newf(code, "%s must not be negative", what)
-		}
-		return v.Ints[0], nil
-	}
+	l := &limitOp{}
 	var err error
-	if n.Count != nil {
-		if l.count, err = eval(n.Count, "LIMIT", "2201W"); err != nil {
-			return nil, err
-		}
-	}
-	if n.Offset != nil {
-		if l.offset, err = eval(n.Offset, "OFFSET", "2201X"); err != nil {
-			return nil, err
-		}
-		if l.offset < 0 {
-			l.offset = 0
-		}
+	if l.count, l.offset, err = limitValues(env, n); err != nil {
+		return nil, err
 	}
 	in, err := Build(env, n.Input)
 	if err != nil {

@@ -274,6 +274,9 @@ func (ts *tensorStream) flush() error {
 // frame, and returns the number of rows written.
 func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
+	if c.rng != nil {
+		ts.rng = c.rng
+	}
 	defer func() {
 		if c.fetcher != nil {
 			c.fetcher.Close()
@@ -560,8 +563,15 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		pending = pending[:0]
 		return err
 	}
-	// Fisher-Yates from the end, as finish drains the store.
-	for k := len(ids) - 1; k >= 0; k-- {
+	// Fisher-Yates from the end, as finish drains the store. A LIMIT
+	// (randomOrder) ends the permutation early; its OFFSET is skipped as
+	// START_BATCH's rows are.
+	end := 0
+	if c.limited && c.offset+c.limit < int64(len(ids)) {
+		end = len(ids) - int(c.offset+c.limit)
+	}
+	ts.skip += c.offset
+	for k := len(ids) - 1; k >= end; k-- {
 		s := ts.rng.IntN(k + 1)
 		ids[s], ids[k] = ids[k], ids[s]
 		if ts.skip > 0 {

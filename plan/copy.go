@@ -100,10 +100,12 @@ type CopyOptions struct {
 // TensorOptions are the options of the tensor stream (FORMAT tensor), as
 // docs/tensor-stream.md describes them.
 type TensorOptions struct {
-	BatchSize     int
-	DropLast      bool
-	Shuffle       CopyShuffle
-	Seed          uint64
+	BatchSize int
+	DropLast  bool
+	Shuffle   CopyShuffle
+	Seed      uint64
+	// SeedSet is set when the statement names its SEED.
+	SeedSet       bool
 	ShuffleBuffer int
 	// Rank and World select shard Rank of World (World ≥ 1).
 	Rank, World int

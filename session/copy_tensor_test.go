@@ -538,3 +538,113 @@ func TestCopyToTensorLateRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyToTensorOrderByRandom streams SELECT ... ORDER BY random() of one
+// table: it is the exact shuffle of the same rows by id (the same frames
+// as SHUFFLE 'exact' with the stream's SEED), so it holds ids instead of
+// rows, resumes at START_BATCH without reading the skipped rows, and
+// applies a LIMIT and OFFSET to the shuffled order. Without SEED each
+// statement draws its own order; sharded, the shards read disjoint rows.
+func TestCopyToTensorOrderByRandom(t *testing.T) {
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	const n = 2*storage.RowGroupRows + 700
+	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", n-1),
+		fmt.Sprintf("INSERT 0 %d", n))
+	flushAll(t, db)
+	mustRun(t, s, "DELETE FROM r WHERE id = 100", "DELETE 1")
+	const sel = "SELECT note, id FROM r WHERE id % 3 <> 1"
+	want := copyFrames(t, s, "COPY ("+sel+") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5)")
+	got := copyFrames(t, s, "COPY ("+sel+" ORDER BY random()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 5)")
+	if len(got) != len(want) || len(want) < 10 {
+		t.Fatalf("ORDER BY random(): %d frames, SHUFFLE 'exact' %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("ORDER BY random() with SEED 5: frame %d differs from SHUFFLE 'exact' SEED 5's", i)
+		}
+	}
+	last := len(want) - 1
+	rest := copyFrames(t, s, fmt.Sprintf("COPY (%s ORDER BY random()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 5, START_BATCH %d)", sel, last))
+	if len(rest) != 1 || !bytes.Equal(rest[0], want[last]) {
+		t.Fatalf("START_BATCH %d: %d frames, not the full stream's last", last, len(rest))
+	}
+
+	// LIMIT and OFFSET take their rows from the shuffled order.
+	ids := copyIDs(t, s, "COPY (SELECT id FROM r ORDER BY random()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 9)")
+	if len(ids) != n-1 || slices.IsSorted(ids) || slices.Contains(ids, 100) {
+		t.Fatalf("ORDER BY random(): %d rows (sorted %v)", len(ids), slices.IsSorted(ids))
+	}
+	for _, c := range []struct{ clause, opts string }{
+		{"LIMIT 2500", ""},
+		{"LIMIT 2500 OFFSET 1234", ""},
+		{"OFFSET 7", ""},
+		{fmt.Sprintf("LIMIT 10 OFFSET %d", n-5), ""},
+		{"LIMIT 0", ""},
+		{"LIMIT 2500 OFFSET 1234", ", START_BATCH 2"},
+	} {
+		q := fmt.Sprintf("COPY (SELECT id FROM r ORDER BY random() %s) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 9%s)", c.clause, c.opts)
+		var limit, offset int
+		limit = -1
+		if _, err := fmt.Sscanf(c.clause, "LIMIT %d OFFSET %d", &limit, &offset); err != nil {
+			fmt.Sscanf(c.clause, "OFFSET %d", &offset)
+		}
+		end := len(ids)
+		if limit >= 0 {
+			end = min(end, offset+limit)
+		}
+		wantIDs := ids[min(offset, len(ids)):end]
+		if c.opts != "" {
+			wantIDs = wantIDs[2000:]
+		}
+		if got := copyIDs(t, s, q); !slices.Equal(got, wantIDs) {
+			t.Fatalf("%s: %d rows, want %d", q, len(got), len(wantIDs))
+		}
+	}
+	wantCode(t, s, "COPY (SELECT id FROM r ORDER BY random() LIMIT -1) TO STDOUT WITH (FORMAT tensor)", "2201W")
+
+	// Without SEED, each statement its own order of the same rows.
+	a := copyIDs(t, s, "COPY (SELECT id FROM r ORDER BY random()) TO STDOUT WITH (FORMAT tensor)")
+	b := copyIDs(t, s, "COPY (SELECT id FROM r ORDER BY random()) TO STDOUT WITH (FORMAT tensor)")
+	if slices.Equal(a, b) || !slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))) || len(a) != n-1 {
+		t.Fatalf("unseeded ORDER BY random(): %d and %d rows, equal orders %v", len(a), len(b), slices.Equal(a, b))
+	}
+	// Sharded without SEED: disjoint rows, all of them.
+	seen := make(map[int64]int)
+	for rank := range 3 {
+		for _, id := range copyIDs(t, s, fmt.Sprintf("COPY (SELECT id FROM r ORDER BY random()) TO STDOUT WITH (FORMAT tensor, SHARD '%d/3')", rank)) {
+			seen[id]++
+		}
+	}
+	if len(seen) != n-1 {
+		t.Fatalf("3 shards sent %d distinct rows, want %d", len(seen), n-1)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Fatalf("row %d sent %d times by 3 shards", id, k)
+		}
+	}
+	// Sharded with a LIMIT: the query's rows, dealt by position.
+	total := 0
+	for rank := range 2 {
+		total += len(copyIDs(t, s, fmt.Sprintf("COPY (SELECT id FROM r ORDER BY random() LIMIT 501) TO STDOUT WITH (FORMAT tensor, SHARD '%d/2')", rank)))
+	}
+	if total != 501 {
+		t.Fatalf("LIMIT 501 over 2 shards: %d rows", total)
+	}
+	// random() sent, or a second key before it: the query's own sort.
+	var bt stream.Batch
+	frames := copyFrames(t, s, "COPY (SELECT id % 2 AS odd, random() AS r FROM r ORDER BY odd, r) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 100000)")
+	if len(frames) != 1 {
+		t.Fatalf("%d frames", len(frames))
+	}
+	if err := stream.ParseFrame(frames[0], &bt); err != nil {
+		t.Fatal(err)
+	}
+	odd, rs := bt.Column("odd").Int64(), bt.Column("r").Float64()
+	for i := 1; i < len(odd); i++ {
+		if odd[i] < odd[i-1] || odd[i] == odd[i-1] && rs[i] < rs[i-1] {
+			t.Fatalf("ORDER BY odd, r: row %d out of order", i)
+		}
+	}
+}

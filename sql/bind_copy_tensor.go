@@ -45,7 +45,7 @@ func tensorOptions(opts plan.CopyOptions, list []Option, seen map[string]bool) (
 				}
 				s = int64(u)
 			}
-			t.Seed = uint64(s)
+			t.Seed, t.SeedSet = uint64(s), true
 		case "drop_last":
 			var ok bool
 			if t.DropLast, ok = copyBool(o); !ok {

@@ -173,9 +173,9 @@ func TestTensorOptions(t *testing.T) {
 	for q, want := range map[string]plan.TensorOptions{
 		"COPY t TO STDOUT (FORMAT tensor)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1},
 		"COPY (SELECT a FROM t) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 8, SHUFFLE true, SEED 42, SHARD '1/4', DROP_LAST true, SHUFFLE_BUFFER 100, START_BATCH 3)": {
-			BatchSize: 8, Shuffle: plan.ShuffleBuffer, Seed: 42, Rank: 1, World: 4, DropLast: true, ShuffleBuffer: 100, StartBatch: 3},
-		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)":    {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, DropLast: true},
-		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1},
+			BatchSize: 8, Shuffle: plan.ShuffleBuffer, Seed: 42, SeedSet: true, Rank: 1, World: 4, DropLast: true, ShuffleBuffer: 100, StartBatch: 3},
+		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)":    {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, SeedSet: true, DropLast: true},
+		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1, SeedSet: true},
 		"COPY t TO STDOUT (FORMAT tensor, VERSION '12')":                           {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Version: 12},
 	} {
 		ps, err := Parse(q)
