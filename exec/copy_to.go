@@ -35,9 +35,9 @@ type CopyTo struct {
 	// scan that finds their ids (idScan).
 	fetcher *storage.RowFetcher
 	ids     *plan.Scan
-	// limit (when limited) and offset apply to the rows of a stream that
-	// randomOrder made an exact shuffle; rng, when set, draws its order
-	// instead of the generator seeded with SEED.
+	// limit (when limited) and offset apply to the rows of a stream whose
+	// LIMIT randomOrder or plainLimit took out of its query; rng, when
+	// set, draws its order instead of the generator seeded with SEED.
 	limited       bool
 	limit, offset int64
 	rng           *rand.Rand
@@ -51,12 +51,17 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rn == nil {
+		if rn, limit, offset, err = plainLimit(env, n); err != nil {
+			return nil, err
+		}
+	}
 	if rn != nil {
 		n, c.rng = rn, rng
 		c.limited, c.limit, c.offset = limit >= 0, limit, offset
 	}
 	c.n, c.opts = n, n.Options
-	scan := tensorGroupScan(env, n)
+	scan := tensorGroupScan(env, n, offset > 0)
 	if err := checkTensorVersion(env, n, scan); err != nil {
 		return nil, err
 	}

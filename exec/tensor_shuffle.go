@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -107,6 +108,9 @@ type tensorStream struct {
 	byGroup bool
 	batch   uint64
 	sent    int64
+	// end is the query row (counted by pos) at which an in-order stream
+	// ends, for a LIMIT (-1: none); add returns errStreamEnd there.
+	end int64
 	// replaying is set while a resumed buffer-shuffled stream replays
 	// its skipped rows by id (see replayIDs); slotIDs then holds the row
 	// id in each slot of the buffer instead of its values.
@@ -123,6 +127,7 @@ func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *
 		rng:   rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15^uint64(opts.Rank))),
 		skip:  opts.StartBatch * int64(opts.BatchSize),
 		batch: uint64(opts.StartBatch),
+		end:   -1,
 	}
 	if opts.Shuffle != plan.ShuffleNone {
 		ts.store = newRowStore(len(cols))
@@ -193,6 +198,9 @@ func (ts *tensorStream) replayIDs(ids []uint64) int {
 // the query's until its next batch.
 func (ts *tensorStream) addInOrder(b *types.Batch) error {
 	n := b.Len()
+	if ts.end >= 0 {
+		n = int(min(int64(n), max(ts.end-ts.pos, 0)))
+	}
 	ts.pos += int64(n)
 	i := 0
 	if ts.skip > 0 {
@@ -209,8 +217,14 @@ func (ts *tensorStream) addInOrder(b *types.Batch) error {
 		}
 	}
 	ts.frames.unborrow()
+	if ts.end >= 0 && ts.pos >= ts.end {
+		return errStreamEnd
+	}
 	return nil
 }
+
+// errStreamEnd ends a stream at its LIMIT (tensorStream.end).
+var errStreamEnd = errors.New("end of the tensor stream")
 
 // finish drains the store in a random order and writes the last frame.
 func (ts *tensorStream) finish() error {
@@ -284,6 +298,10 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		}
 	}()
 	ts.canceled = c.env.canceled
+	ts.skip += c.offset
+	if c.limited && ts.opts.Shuffle == plan.ShuffleNone {
+		ts.end = c.offset + c.limit
+	}
 	add := func(b *types.Batch) error {
 		if err := c.env.canceled(); err != nil {
 			return err
@@ -319,6 +337,9 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		}
 		err = Drain(c.op, add)
 	}
+	if err == errStreamEnd {
+		err = nil
+	}
 	if err == nil {
 		err = ts.finish()
 	}
@@ -328,17 +349,18 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	return ts.sent, nil
 }
 
-// tensorGroupScan returns the table scan that a shuffled, sharded or
-// versioned tensor stream of n reads row group by row group (COPY table, a
+// tensorGroupScan returns the table scan that a shuffled, sharded,
+// versioned or resumed tensor stream of n (or one with an OFFSET, see
+// plainLimit) reads row group by row group (COPY table, a
 // single table's columns with an optional WHERE), or nil when the stream
 // reads the query's rows in order and shards them by position.
-func tensorGroupScan(env *Env, n *plan.CopyTo) *plan.Scan {
+func tensorGroupScan(env *Env, n *plan.CopyTo, offset bool) *plan.Scan {
 	o := n.Options
 	if o.Format != plan.CopyTensor || env.Txn == nil {
 		return nil
 	}
 	scan := plainScan(n.Query)
-	if o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 &&
+	if o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 && !offset &&
 		(scan == nil || scan.Filter == nil || storage.PKLookup(scan.Table, zonePreds(scan))) {
 		// In order, all of it: the query's plain scan. A WHERE goes by
 		// row groups (lateGroup), unless a primary key lookup answers it.
@@ -365,6 +387,21 @@ func (c *CopyTo) groupSkipper(ts *tensorStream) (func(g *storage.RowGroup) (bool
 	}
 	count := del || t.Version != 0 || c.groupScan.Filter != nil
 	return func(g *storage.RowGroup) (bool, error) {
+		if !count && g.Kind == storage.GroupFragment {
+			// Every row of the range is sent: the rows to skip and those
+			// past the end are cut off the range.
+			k := min(ts.skip, g.End-g.Start)
+			g.Start += k
+			ts.skip -= k
+			ts.pos += k
+			if ts.end >= 0 {
+				g.End = min(g.End, g.Start+max(ts.end-ts.pos, 0))
+			}
+			return g.Start == g.End, nil
+		}
+		if ts.skip == 0 {
+			return false, nil
+		}
 		var n int64
 		switch {
 		case count:
@@ -564,13 +601,11 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		return err
 	}
 	// Fisher-Yates from the end, as finish drains the store. A LIMIT
-	// (randomOrder) ends the permutation early; its OFFSET is skipped as
-	// START_BATCH's rows are.
+	// (randomOrder) ends the permutation early; its OFFSET is in ts.skip.
 	end := 0
 	if c.limited && c.offset+c.limit < int64(len(ids)) {
 		end = len(ids) - int(c.offset+c.limit)
 	}
-	ts.skip += c.offset
 	for k := len(ids) - 1; k >= end; k-- {
 		s := ts.rng.IntN(k + 1)
 		ids[s], ids[k] = ids[k], ids[s]

@@ -497,7 +497,7 @@ func TestCopyToTensorExactByID(t *testing.T) {
 // pass, only they are read, by id (a fraction of the bytes the scan of the
 // wide, uncompressed column reads); when many pass, the group is scanned.
 // Either way the frames equal those of the same query run through the
-// operators (a LIMIT makes it one).
+// operators (an ORDER BY makes it one).
 func TestCopyToTensorLateRows(t *testing.T) {
 	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true, WholeChunkFetch: -1})
 	const n = 3 * storage.RowGroupRows
@@ -521,7 +521,7 @@ func TestCopyToTensorLateRows(t *testing.T) {
 		{"id - id / 2 * 2 = 0", false},       // half
 	} {
 		q := "COPY (SELECT id, v FROM w WHERE " + c.where + ") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64)"
-		ops := "COPY (SELECT id, v FROM w WHERE " + c.where + " LIMIT 100000000) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64)"
+		ops := "COPY (SELECT id, v FROM w WHERE " + c.where + " ORDER BY id) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64)"
 		var got, want [][]byte
 		read := bytesRead(func() { got = copyFrames(t, s, q) })
 		scanned := bytesRead(func() { want = copyFrames(t, s, ops) })
@@ -647,4 +647,96 @@ func TestCopyToTensorOrderByRandom(t *testing.T) {
 			t.Fatalf("ORDER BY odd, r: row %d out of order", i)
 		}
 	}
+}
+
+// TestCopyToTensorLimitOffset streams SELECT ... LIMIT n OFFSET m of one
+// table in order: the rows are the full stream's [m, m+n), and the rows
+// before the OFFSET are cut off by row range, not read, so a deep OFFSET
+// reads a few chunks. With deleted rows, a WHERE or START_BATCH the rows
+// are the same.
+func TestCopyToTensorLimitOffset(t *testing.T) {
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	const n = 2*storage.RowGroupRows + 700
+	mustRun(t, s, "CREATE TABLE r (id bigint, note text) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text FROM generate_series(0, %d) g", n-1),
+		fmt.Sprintf("INSERT 0 %d", n))
+	flushAll(t, db)
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text FROM generate_series(%d, %d) g", n, n+299), "INSERT 0 300")
+	reads := func(f func()) int64 {
+		st := db.Stats()
+		before := st.ChunksRead.Load() + st.RangeReads.Load()
+		f()
+		return st.ChunksRead.Load() + st.RangeReads.Load() - before
+	}
+	// rows streams q and checks each row's note is its id's.
+	rows := func(q string) []int64 {
+		t.Helper()
+		var ids []int64
+		var b stream.Batch
+		for i, f := range copyFrames(t, s, q) {
+			if err := stream.ParseFrame(f, &b); err != nil {
+				t.Fatalf("%s, frame %d: %v", q, i, err)
+			}
+			id, note := b.Column("id").Int64(), b.Column("note")
+			for k := range id {
+				if note.String(k) != fmt.Sprintf("note of row %d", id[k]) {
+					t.Fatalf("%s: row %d has note %q", q, id[k], note.String(k))
+				}
+			}
+			ids = append(ids, id...)
+		}
+		return ids
+	}
+	check := func(sel, opts string, all []int64) {
+		t.Helper()
+		for _, c := range []struct {
+			clause        string
+			limit, offset int
+		}{
+			{"LIMIT 10", 10, 0},
+			{"LIMIT 10 OFFSET 20000", 10, 20000},
+			{"LIMIT 5000 OFFSET 16000", 5000, 16000},
+			{fmt.Sprintf("OFFSET %d", n-100), -1, n - 100},
+			{fmt.Sprintf("LIMIT 1000 OFFSET %d", n+250), 1000, n + 250},
+			{"LIMIT 0 OFFSET 3", 0, 3},
+			{"OFFSET 99999999", -1, 99999999},
+		} {
+			q := fmt.Sprintf("COPY (%s %s) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 777%s)", sel, c.clause, opts)
+			end := len(all)
+			if c.limit >= 0 {
+				end = min(end, c.offset+c.limit)
+			}
+			want := all[min(c.offset, len(all)):max(end, min(c.offset, len(all)))]
+			if strings.Contains(opts, "START_BATCH 2") {
+				want = want[min(len(want), 2*777):]
+			}
+			if got := rows(q); !slices.Equal(got, want) {
+				t.Fatalf("%s: %d rows, want %d", q, len(got), len(want))
+			}
+		}
+	}
+	all := rows("COPY (SELECT id, note FROM r) TO STDOUT WITH (FORMAT tensor)")
+	if len(all) != n+300 {
+		t.Fatalf("%d rows", len(all))
+	}
+	check("SELECT id, note FROM r", "", all)
+	check("SELECT id, note FROM r", ", START_BATCH 2", all)
+	// A deep OFFSET reads the chunks of its rows, not those before.
+	var fullRead, deepRead int64
+	fullRead = reads(func() { rows("COPY (SELECT id, note FROM r LIMIT 40000) TO STDOUT WITH (FORMAT tensor)") })
+	deepRead = reads(func() { rows("COPY (SELECT id, note FROM r LIMIT 10 OFFSET 30000) TO STDOUT WITH (FORMAT tensor)") })
+	if deepRead*5 > fullRead {
+		t.Fatalf("LIMIT 10 OFFSET 30000 read %d chunks, the whole table %d", deepRead, fullRead)
+	}
+	var filtered []int64
+	for _, id := range all {
+		if id%3 != 1 {
+			filtered = append(filtered, id)
+		}
+	}
+	check("SELECT id, note FROM r WHERE id % 3 <> 1", "", filtered)
+	mustRun(t, s, "DELETE FROM r WHERE id = 20003", "DELETE 1")
+	all = slices.DeleteFunc(all, func(id int64) bool { return id == 20003 })
+	check("SELECT id, note FROM r", "", all)
+	check("SELECT note, id FROM r", ", START_BATCH 2", all)
 }

@@ -16,6 +16,7 @@
 #   BENCH_ROWS    rows (default 200000)
 #   BENCH_BATCH   batch size (default 256)
 #   BENCH_DIR     where the throwaway directories go (default $TMPDIR or /tmp)
+#   BENCH_MAP_SECONDS  seconds per mode of the single-row reads (default 10)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -94,7 +95,16 @@ log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 log "Unix socket"
 (cd "$repo" && go run ./bench/stream/loopback -network unix -bytes $((rows * 12288))) | tee -a "$results"
 
-# 4. The table.
+# Single rows by position: deeplaked's map-style dataset (the table has no
+# key: LIMIT 1 OFFSET i, or a block of rows for consecutive reads),
+# PostgreSQL by an index on id, the .npy.
+maps="$work/map.jsonl"
+log "map-style reads: deeplaked, PostgreSQL, .npy (${BENCH_MAP_SECONDS:-10} s each mode)"
+PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/mapds.py" dl "$dldsn" "${BENCH_MAP_SECONDS:-10}" | tee -a "$maps"
+"$py" "$repo/bench/stream/mapds.py" pg "$pgdsn" "${BENCH_MAP_SECONDS:-10}" | tee -a "$maps"
+"$py" "$repo/bench/stream/mapds.py" npy "$work" "${BENCH_MAP_SECONDS:-10}" | tee -a "$maps"
+
+# 4. The tables.
 "$py" - "$results" "$rows" "$batch" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -117,4 +127,19 @@ ratio(go, "loopback TCP ceiling", "Go client / loopback TCP ceiling")
 ratio(go, "loopback TCP ceiling, distinct data", "Go client / loopback TCP ceiling, distinct data")
 ratio(py, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader / psycopg COPY")
 ratio(py, "PostgreSQL 15, psycopg SELECT", "Python loader / psycopg SELECT")
+PY
+"$py" - "$maps" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("\nsingle rows by position\n")
+print("| reader | random rows/s | in order rows/s |")
+print("| --- | ---: | ---: |")
+rate = {}
+for r in rows:
+    rate.setdefault(r["name"], {})[r["mode"]] = r["rows_per_s"]
+for name, m in rate.items():
+    print(f"| {name} | {m.get('random', 0):.0f} | {m.get('in order', 0):.0f} |")
+dl, pg = rate.get("deeplaked, map-style dataset"), rate.get("PostgreSQL 15, psycopg SELECT by indexed id")
+if dl and pg:
+    print(f"\n- map-style dataset / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}")
 PY

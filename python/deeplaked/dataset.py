@@ -61,9 +61,12 @@ class TableDataset(_Base):
     then a block of block_size rows is one range query (`WHERE key
     BETWEEN ...`), and a read that does not follow the one before (a
     shuffling sampler's) fetches its row alone by key (`WHERE key = ...`,
-    a primary key lookup). Otherwise blocks are read with `ORDER BY ...
-    OFFSET b*block_size LIMIT block_size`. The last cache_blocks blocks
-    are kept, so sequential and nearby reads cost one query per block.
+    a primary key lookup). Otherwise blocks are read with `[ORDER BY ...]
+    LIMIT block_size OFFSET b*block_size`; in storage order (no order_by)
+    the server skips to the OFFSET without reading the rows before it,
+    and a read that does not follow the one before fetches its row alone
+    (`LIMIT 1 OFFSET i`). The last cache_blocks blocks are kept, so
+    sequential and nearby reads cost one query per block.
     len() is count(*) when the dataset is made; rows added later are not
     seen. With a key, positions are fixed when the process first reads
     (each DataLoader worker reads the key column itself), and a row
@@ -119,12 +122,16 @@ class TableDataset(_Base):
     def __len__(self):
         return self._len
 
-    def block_query(self, block):
+    def block_query(self, block, rows=None):
+        """The query of block block (rows=None), or of the rows rows from
+        position block."""
         cols = "*" if self.columns is None else ", ".join(quote_ident(c) for c in self.columns)
         sql = "SELECT %s FROM %s" % (cols, self.table)
         if self.order_by:
             sql += " ORDER BY " + ", ".join(quote_ident(c) for c in self.order_by)
-        return sql + " LIMIT %d OFFSET %d" % (self.block_size, block * self.block_size)
+        if rows is None:
+            return sql + " LIMIT %d OFFSET %d" % (self.block_size, block * self.block_size)
+        return sql + " LIMIT %d OFFSET %d" % (rows, block)
 
     def _fetch(self, query, key=None, keys_only=False):
         """The rows query returns, as dicts (none with keys_only), and the
@@ -261,6 +268,11 @@ class TableDataset(_Base):
         if keys is not None:
             # A read that does not follow the last: the row alone.
             row = self._keyed_row(i, keys) if i < len(keys) else None
+        elif not self.order_by and block not in self._cache and not sequential:
+            # In storage order the server skips to an OFFSET without
+            # reading the rows before it: the row alone as well.
+            rows, _ = self._fetch(self.block_query(i, 1))
+            row = rows[0] if rows else None
         else:
             rows = self._block(block)
             row = rows[j] if j < len(rows) else None

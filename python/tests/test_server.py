@@ -218,3 +218,12 @@ def test_map_dataset_without_key(db):
     assert len(ds) == 50
     assert sorted(int(ds[i]["v"]) for i in [49, 3, 17, 0]) == [1, 4, 18, 50]
     assert [int(ds[i]["v"]) for i in range(50)] == list(range(1, 51))
+    # A read that does not follow the one before fetches its row alone
+    # (LIMIT 1 OFFSET i): its block is not read.
+    ds = db.open_table("nokey").pytorch(block_size=8)
+    order = list(range(50))
+    random.Random(4).shuffle(order)
+    assert [int(ds[i]["v"]) for i in order] == [i + 1 for i in order]
+    ds = db.open_table("nokey").pytorch(block_size=8)
+    assert int(ds[33]["v"]) == 34 and 33 // 8 not in ds._cache
+    assert int(ds[34]["v"]) == 35 and 34 // 8 in ds._cache

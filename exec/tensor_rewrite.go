@@ -89,6 +89,32 @@ func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, lim
 	return &c, rng, limit, offset, nil
 }
 
+// plainLimit rewrites an in-order, unsharded tensor stream of
+//
+//	SELECT columns FROM table [WHERE ...] LIMIT n [OFFSET m]
+//
+// into the stream of the same scan without the LIMIT (rn), whose rows
+// [offset, offset+limit) are sent (limit -1: all from offset). The stream
+// then skips the OFFSET's rows as it skips START_BATCH's, by row groups and
+// within a group by row range, without reading them; a LIMIT ends it. It
+// returns nil when n is not such a stream.
+func plainLimit(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, limit, offset int64, err error) {
+	t := n.Options.Tensor
+	if n.Options.Format != plan.CopyTensor || env.Txn == nil || t.Shuffle != plan.ShuffleNone || t.World != 1 {
+		return nil, 0, 0, nil
+	}
+	lim, ok := n.Query.(*plan.Limit)
+	if !ok || plainScan(lim.Input) == nil {
+		return nil, 0, 0, nil
+	}
+	if limit, offset, err = limitValues(env, lim); err != nil {
+		return nil, 0, 0, err
+	}
+	c := *n
+	c.Query = lim.Input
+	return &c, limit, offset, nil
+}
+
 // limitValues evaluates a LIMIT's count (-1: none) and offset, with
 // PostgreSQL's errors for negative values.
 func limitValues(env *Env, n *plan.Limit) (count, offset int64, err error) {

@@ -1,0 +1,68 @@
+"""Measures random and in-order reads of single rows through deeplaked's
+map-style dataset (open_table(...).pytorch()) on the benchmark table, and
+the anchors: PostgreSQL 15 read row by row with psycopg through an index on
+id, and the local .npy read with numpy.load(mmap_mode='r'). Prints one JSON
+line per reader and mode (rows/s).
+
+    PYTHONPATH=python mapds.py dl DSN SECONDS     deeplaked, table samples (no key)
+    mapds.py pg DSN SECONDS                       PostgreSQL, WHERE id = i (indexes id first)
+    mapds.py npy DIR SECONDS                      images.npy and labels.npy in DIR
+
+Random: uniformly drawn positions for SECONDS. In order: consecutive
+positions from a random start for SECONDS.
+"""
+
+import json
+import random
+import sys
+import time
+
+import numpy as np
+
+SHAPE = (3, 64, 64)
+
+
+def measure(name, n, read, seconds):
+    rng = random.Random(11)
+    for mode in ("random", "in order"):
+        start = time.perf_counter()
+        i = rng.randrange(n // 2)
+        rows = 0
+        while time.perf_counter() - start < seconds:
+            image, label = read(rng.randrange(n) if mode == "random" else (i + rows) % n)
+            assert tuple(image.shape) == SHAPE
+            rows += 1
+        el = time.perf_counter() - start
+        print(json.dumps({"name": name, "mode": mode, "rows": rows, "seconds": el, "rows_per_s": rows / el}), flush=True)
+
+
+def dl(dsn, seconds):
+    import deeplaked
+    ds = deeplaked.connect(dsn).open_table("samples").pytorch(columns=["image", "label"])
+    measure("deeplaked, map-style dataset", len(ds), lambda i: (lambda r: (r["image"], r["label"]))(ds[i]), seconds)
+
+
+def pg(dsn, seconds):
+    import psycopg
+    conn = psycopg.connect(dsn, autocommit=True)
+    conn.execute("CREATE INDEX IF NOT EXISTS samples_id ON samples (id)")
+    n = conn.execute("SELECT count(*) FROM samples").fetchone()[0]
+    cur = conn.cursor(binary=True)
+
+    def read(i):
+        image, label = cur.execute("SELECT image, label FROM samples WHERE id = %s", (i,)).fetchone()
+        return np.frombuffer(image, np.uint8).reshape(SHAPE), label
+    measure("PostgreSQL 15, psycopg SELECT by indexed id", n, read, seconds)
+
+
+def npy(src, seconds):
+    images = np.load(f"{src}/images.npy", mmap_mode="r")
+    labels = np.load(f"{src}/labels.npy", mmap_mode="r")
+    # np.array copies: the row's pages are read.
+    measure("local .npy, numpy.load(mmap_mode='r')", len(labels), lambda i: (np.array(images[i]), int(labels[i])), seconds)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ("dl", "pg", "npy"):
+        sys.exit(__doc__)
+    {"dl": dl, "pg": pg, "npy": npy}[sys.argv[1]](sys.argv[2], float(sys.argv[3]))
