@@ -71,10 +71,12 @@ func TestRowGroups(t *testing.T) {
 
 // TestGroupScanReadsItsChunks reads each row group of a fragment of many
 // chunks: a group's scan loads the chunks holding its rows and no others
-// (chunks past the group's end are not loaded ahead).
+// (chunks past the group's end are not loaded ahead), and a chunk that
+// spans two groups (every chunk of the row ids, 32,768 rows each) is read
+// once, by the first.
 func TestGroupScanReadsItsChunks(t *testing.T) {
 	db := openMem(t, 1<<30)
-	tbl := createTable(t, db, intTable("g", 64<<10))
+	tbl := createTable(t, db, intTable("g", 256<<10))
 	insert(t, db, tbl, intRows(0, 3*RowGroupRows))
 	if err := db.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -90,16 +92,23 @@ func TestGroupScanReadsItsChunks(t *testing.T) {
 		t.Fatalf("%d fragments, %v", len(frags), err)
 	}
 	f := frags[0]
-	for _, g := range gs {
+	cols := []int{2, hiddenRowID(len(tbl.Columns))}
+	var total, all int64
+	for _, col := range cols {
+		all += int64(len(f.Cols[col]))
+	}
+	for k, g := range gs {
 		if g.Kind != GroupFragment {
 			continue
 		}
 		// The chunks of column 2 (the tensor) and of the row ids that
-		// hold rows of the group.
+		// hold rows of the group, less those that hold rows of the group
+		// before: they spanned that group's end, so its scan put them in
+		// the chunk cache.
 		want := int64(0)
-		for _, col := range []int{2, hiddenRowID(len(tbl.Columns))} {
+		for _, col := range cols {
 			for _, ck := range f.Cols[col] {
-				if ck.Start < g.End && ck.Start+ck.Rows > g.Start {
+				if ck.Start < g.End && ck.Start+ck.Rows > g.Start && (k == 0 || ck.Start >= gs[k-1].End) {
 					want++
 				}
 			}
@@ -110,5 +119,17 @@ func TestGroupScanReadsItsChunks(t *testing.T) {
 		if len(rows) != int(g.End-g.Start) || got != want {
 			t.Fatalf("group [%d, %d): %d rows, %d chunks read, want %d", g.Start, g.End, len(rows), got, want)
 		}
+		for i, r := range rows {
+			// intRows writes the row number's two low bytes first.
+			if v, id := r[0].(string), g.Start+int64(i); v[0] != byte(id) || v[1] != byte(id>>8) {
+				t.Fatalf("group [%d, %d): row %d has the tensor of another", g.Start, g.End, id)
+			}
+		}
+		total += got
+	}
+	// Each chunk read once, the row ids' (a chunk longer than a group)
+	// included.
+	if total != all || len(f.Cols[cols[1]]) >= len(gs)-1 {
+		t.Fatalf("%d chunks read by the groups' scans, the fragment has %d (%d of row ids for %d groups)", total, all, len(f.Cols[cols[1]]), len(gs)-1)
 	}
 }

@@ -363,14 +363,15 @@ func (s *Scanner) startFragment(src *scanSource) {
 	}
 	s.ranges = append(s.ranges, keep...)
 	s.cursors = s.cursors[:0]
+	span := s.fragRange(f)
 	for _, c := range s.cols {
-		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges))
+		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges, span))
 	}
-	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges)
+	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges, span)
 	s.xminCur = nil
 	s.fragXmin = f.Xmin
 	if f.Xmin == 0 && (s.asOf != 0 || s.wantXmin) {
-		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8, &s.ranges)
+		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8, &s.ranges, span)
 	}
 }
 
@@ -650,9 +651,10 @@ func newChunkLoader(db *DB, t *TableDesc) *chunkLoader {
 
 // cursor returns a cursor over stored column col of f. ranges are the
 // fragment rows the scan has still to read: chunks outside them are not
-// loaded ahead.
-func (l *chunkLoader) cursor(f *fragment, mem []*types.Vec, col int, typ types.Type, ranges *[][2]int64) *colCursor {
-	cc := &colCursor{l: l, f: f, col: col, typ: typ, cur: -1, ranges: ranges}
+// loaded ahead. span is the rows of f the scan reads at most (a row
+// group's, or all of them).
+func (l *chunkLoader) cursor(f *fragment, mem []*types.Vec, col int, typ types.Type, ranges *[][2]int64, span [2]int64) *colCursor {
+	cc := &colCursor{l: l, f: f, col: col, typ: typ, cur: -1, ranges: ranges, span: span}
 	if mem != nil {
 		cc.mem = mem[col]
 	}
@@ -673,11 +675,13 @@ func (l *chunkLoader) close() {
 	l.releaseAll()
 }
 
-// chunkLoad is a chunk being loaded.
+// chunkLoad is a chunk being loaded; shared when it is loaded through the
+// chunk cache, into a Vec the cache owns.
 type chunkLoad struct {
-	done chan struct{}
-	vec  *types.Vec
-	err  error
+	done   chan struct{}
+	vec    *types.Vec
+	err    error
+	shared bool
 }
 
 // colCursor reads one stored column of a fragment.
@@ -691,8 +695,12 @@ type colCursor struct {
 	vec   *types.Vec
 	loads map[int]*chunkLoad
 	spare *types.Vec
-	// ranges points at the scan's fragment rows still to read.
+	// ranges points at the scan's fragment rows still to read; span is
+	// the rows it reads at most.
 	ranges *[][2]int64
+	span   [2]int64
+	// shared is set when vec is the chunk cache's (see start).
+	shared bool
 }
 
 // needed reports whether the scan has rows of chunk ck still to read.
@@ -734,10 +742,10 @@ func (cc *colCursor) at(r int64) error {
 	if ld.err != nil {
 		return ld.err
 	}
-	if cc.vec != nil && cc.vec != cc.mem && !cc.l.cached {
+	if cc.vec != nil && cc.vec != cc.mem && !cc.shared {
 		cc.spare = cc.vec
 	}
-	cc.cur, cc.vec = i, ld.vec
+	cc.cur, cc.vec, cc.shared = i, ld.vec, ld.shared
 	// Loads behind the new position are no longer needed.
 	for k := range cc.loads {
 		if k < i {
@@ -755,21 +763,29 @@ func (cc *colCursor) start(i int) *chunkLoad {
 	if cc.loads == nil {
 		cc.loads = make(map[int]*chunkLoad)
 	}
-	ld := &chunkLoad{done: make(chan struct{})}
-	cc.loads[i] = ld
-	vec := cc.spare
-	cc.spare = nil
-	if vec == nil {
-		vec = types.NewVec(cc.typ, 0)
-	}
 	ck := cc.f.Cols[cc.col][i]
+	// A chunk that holds rows outside the scan's span (a row group's
+	// rows) goes through the chunk cache: the scans of the groups next to
+	// this one read it too, and a narrow column's chunk may span many
+	// groups. A large one only while the cache has room, as for fetches.
+	partial := ck.Start < cc.span[0] || ck.Start+ck.Rows > cc.span[1]
+	ld := &chunkLoad{done: make(chan struct{}),
+		shared: cc.l.cached || partial && (ck.Size <= smallChunkFetch || cc.l.db.chunks.room(ck.Size))}
+	cc.loads[i] = ld
+	var vec *types.Vec
+	if !ld.shared {
+		vec, cc.spare = cc.spare, nil
+		if vec == nil {
+			vec = types.NewVec(cc.typ, 0)
+		}
+	}
 	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
-	db, t, ctx, typ, cached := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.l.cached
+	db, t, ctx, typ := cc.l.db, cc.l.t, cc.l.ctx, cc.typ
 	go func() {
 		defer close(ld.done)
 		db.loadSem <- struct{}{}
 		defer func() { <-db.loadSem }()
-		if cached {
+		if ld.shared {
 			ld.vec, ld.err = db.cachedChunk(ctx, t, key, typ, ck)
 			return
 		}
