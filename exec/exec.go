@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"os"
 	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -28,6 +29,10 @@ type Env struct {
 	Setting  func(name string) (string, bool)
 	// Settings lists every run-time parameter (pg_settings).
 	Settings func() []SettingRow
+	// TempFile makes a temporary file for work that outgrows memory (an
+	// exact shuffle of a query's rows); nil: DB.TempFile, or none without
+	// a DB.
+	TempFile func(pattern string) (*os.File, error)
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.
@@ -43,6 +48,18 @@ func (e *Env) rng() *rand.Rand {
 		e.r = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
 	return e.r
+}
+
+// tempFile returns the function that makes the statement's temporary
+// files, or nil when it has none.
+func (e *Env) tempFile(pattern string) func() (*os.File, error) {
+	switch {
+	case e.TempFile != nil:
+		return func() (*os.File, error) { return e.TempFile(pattern) }
+	case e.DB != nil:
+		return func() (*os.File, error) { return e.DB.TempFile(pattern) }
+	}
+	return nil
 }
 
 func (e *Env) canceled() error {

@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"io"
+	"os"
 	"math/rand/v2"
 	"slices"
 
@@ -18,6 +19,9 @@ import (
 type rowStore struct {
 	cols []storeCol
 	n    int
+	// size is about the memory the slots' values took when set, for the
+	// exact shuffle's budget (exactSpillBytes).
+	size int64
 }
 
 // storeCol is one column of a rowStore; every slice has one entry per
@@ -37,19 +41,7 @@ func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, 
 // holds it.
 func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 	if s == st.n {
-		for j := range st.cols {
-			c := &st.cols[j]
-			c.nulls = append(c.nulls, false)
-			c.bools = append(c.bools, false)
-			c.ints = append(c.ints, 0)
-			c.floats = append(c.floats, 0)
-			if len(c.bytes) < cap(c.bytes) {
-				c.bytes = c.bytes[:len(c.bytes)+1]
-			} else {
-				c.bytes = append(c.bytes, nil)
-			}
-		}
-		st.n++
+		st.addSlot()
 	}
 	for j, v := range cols {
 		c := &st.cols[j]
@@ -71,8 +63,27 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 			} else {
 				c.bytes[s] = append(c.bytes[s], v.Bytes.Get(i)...)
 			}
+			st.size += int64(len(c.bytes[s]))
 		}
 	}
+}
+
+// addSlot adds an empty slot.
+func (st *rowStore) addSlot() {
+	for j := range st.cols {
+		c := &st.cols[j]
+		c.nulls = append(c.nulls, false)
+		c.bools = append(c.bools, false)
+		c.ints = append(c.ints, 0)
+		c.floats = append(c.floats, 0)
+		if len(c.bytes) < cap(c.bytes) {
+			c.bytes = c.bytes[:len(c.bytes)+1]
+		} else {
+			c.bytes = append(c.bytes, nil)
+		}
+	}
+	st.n++
+	st.size += int64(len(st.cols)) * 42 // a slot's entries in the five slices
 }
 
 // swap exchanges slots a and b.
@@ -116,6 +127,12 @@ type tensorStream struct {
 	// id in each slot of the buffer instead of its values.
 	replaying bool
 	slotIDs   []uint64
+	// spill holds an exact shuffle's rows once they outgrow memory (see
+	// keep); scratch is a one-slot store its rows pass through. tempFile
+	// makes its file (nil: rows stay in memory).
+	spill    *spillRows
+	scratch  *rowStore
+	tempFile func() (*os.File, error)
 }
 
 func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *tensorStream {
@@ -153,7 +170,9 @@ func (ts *tensorStream) add(b *types.Batch) error {
 				return err
 			}
 		case plan.ShuffleExact:
-			ts.store.set(ts.store.n, b.Cols, i, ts.frames)
+			if err := ts.keep(b.Cols, i); err != nil {
+				return err
+			}
 		default:
 			if ts.store.n < ts.opts.ShuffleBuffer {
 				ts.store.set(ts.store.n, b.Cols, i, ts.frames)
@@ -228,7 +247,11 @@ var errStreamEnd = errors.New("end of the tensor stream")
 
 // finish drains the store in a random order and writes the last frame.
 func (ts *tensorStream) finish() error {
-	if st := ts.store; st != nil {
+	if ts.spill != nil {
+		if err := ts.drainSpill(); err != nil {
+			return err
+		}
+	} else if st := ts.store; st != nil {
 		// Fisher-Yates: each step emits a uniform pick of the slots left.
 		for k := st.n - 1; k >= 0; k-- {
 			s := ts.rng.IntN(k + 1)
@@ -291,10 +314,14 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	if c.rng != nil {
 		ts.rng = c.rng
 	}
+	ts.tempFile = c.env.tempFile("shuffle-*")
 	defer func() {
 		if c.fetcher != nil {
 			c.fetcher.Close()
 			c.fetcher = nil
+		}
+		if ts.spill != nil {
+			ts.spill.close()
 		}
 	}()
 	ts.canceled = c.env.canceled

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
+	"os"
 	"slices"
 	"testing"
 
@@ -112,5 +114,49 @@ func TestTensorShuffleBufferBounded(t *testing.T) {
 	}
 	if err := ts.finish(); err != nil || ts.sent != 20000 {
 		t.Fatalf("%d rows sent, %v", ts.sent, err)
+	}
+}
+
+// TestTensorExactShuffleSpills streams an exact shuffle of a query's rows
+// (mixed types, NULLs, text, ragged and fixed tensors) that outgrows its
+// memory budget: the rows go to a temporary file, and the frames are byte
+// for byte those of the shuffle in memory, resumed at START_BATCH too.
+func TestTensorExactShuffleSpills(t *testing.T) {
+	frames := func(opts plan.TensorOptions, budget int64) (fs [][]byte, files int) {
+		t.Helper()
+		defer func(b int64) { exactSpillBytes = b }(exactSpillBytes)
+		exactSpillBytes = budget
+		ct := mixedCopy(t, opts, 40)
+		ct.env.TempFile = func(pattern string) (*os.File, error) {
+			files++
+			return os.CreateTemp(t.TempDir(), pattern)
+		}
+		var rec frameRecorder
+		if _, err := ct.Run(&rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec.frames, files
+	}
+	opts := plan.TensorOptions{BatchSize: 7, Shuffle: plan.ShuffleExact, Seed: 3, World: 1}
+	mem, files := frames(opts, 1<<40)
+	if files != 0 || len(mem) < 20 {
+		t.Fatalf("in memory: %d files, %d frames", files, len(mem))
+	}
+	spilled, files := frames(opts, 2000)
+	if files != 1 {
+		t.Fatalf("a budget of 2000 bytes made %d files", files)
+	}
+	if len(spilled) != len(mem) {
+		t.Fatalf("spilled: %d frames, in memory %d", len(spilled), len(mem))
+	}
+	for i := range mem {
+		if !bytes.Equal(spilled[i], mem[i]) {
+			t.Fatalf("frame %d differs once the rows are in a file", i)
+		}
+	}
+	opts.StartBatch = 11
+	rest, _ := frames(opts, 2000)
+	if len(rest) != len(mem)-11 || !bytes.Equal(rest[0], mem[11]) || !bytes.Equal(rest[len(rest)-1], mem[len(mem)-1]) {
+		t.Fatalf("START_BATCH 11 of the spilled rows: %d frames, not the last %d", len(rest), len(mem)-11)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -173,6 +174,11 @@ func Open(opts Options) (*DB, error) {
 		if store == nil {
 			store = NewMemStore()
 		}
+	}
+	if !opts.InMemory {
+		// Temporary files are unlinked once created (TempFile); any left
+		// by a crash between the two are removed.
+		_ = os.RemoveAll(filepath.Join(opts.Dir, "tmp"))
 	}
 	var owned *DirStore
 	if store == nil {
