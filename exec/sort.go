@@ -7,7 +7,9 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// sortOp materializes its input and emits it ordered by keys.
+// sortOp materializes its input and emits it ordered by keys. Past its
+// memory budget (sortBudget) it writes sorted runs to a temporary file and
+// merges them (sort_spill.go).
 type sortOp struct {
 	env  *Env
 	in   Operator
@@ -17,6 +19,10 @@ type sortOp struct {
 	perm []int
 	pos  int
 	out  *types.Batch
+	// runs holds the sorted runs once the rows outgrow the budget; merge
+	// reads them back in order.
+	runs  *sortRuns
+	merge *runHeap
 }
 
 func (s *sortOp) load() error {
@@ -25,21 +31,39 @@ func (s *sortOp) load() error {
 		ts[i] = c.Type
 	}
 	s.all = types.NewBatch(ts, types.BatchSize)
+	budget := s.sortBudget()
+	canSpill := s.env.tempFile("") != nil
 	n := 0
 	err := Drain(s.in, func(b *types.Batch) error {
 		for i, c := range b.Cols {
 			s.all.Cols[i].AppendVec(c)
 		}
 		n += b.Len()
+		s.all.SetLen(n)
+		if canSpill && heldBytes(s.all) > budget {
+			if err := s.spillRun(); err != nil {
+				return err
+			}
+			n = 0
+		}
 		return s.env.canceled()
 	})
 	if err != nil {
 		return err
 	}
-	s.all.SetLen(n)
-	s.perm = make([]int, n)
-	for i := range s.perm {
-		s.perm[i] = i
+	s.out = types.NewBatch(ts, types.BatchSize)
+	if s.runs != nil {
+		return s.startMerge(ts)
+	}
+	return s.sortAll()
+}
+
+// sortAll orders the rows of s.all: s.perm lists them in order.
+func (s *sortOp) sortAll() error {
+	n := s.all.Len()
+	s.perm = s.perm[:0]
+	for i := range n {
+		s.perm = append(s.perm, i)
 	}
 	// NB: a cancel seen during the sort makes every comparison false, so
 	// the sort finishes at once and the statement fails.
@@ -48,19 +72,19 @@ func (s *sortOp) load() error {
 		if calls++; calls%4096 == 0 && !canceled {
 			canceled = s.env.canceled() != nil
 		}
-		return !canceled && s.less(s.perm[x], s.perm[y])
+		return !canceled && s.lessRows(s.all, s.perm[x], s.all, s.perm[y])
 	})
 	if canceled {
 		return s.env.canceled()
 	}
-	s.out = types.NewBatch(ts, types.BatchSize)
 	return nil
 }
 
-func (s *sortOp) less(i, j int) bool {
+// lessRows reports whether row i of a sorts before row j of b.
+func (s *sortOp) lessRows(a *types.Batch, i int, b *types.Batch, j int) bool {
 	for _, k := range s.keys {
-		v := s.all.Cols[k.Col]
-		ni, nj := v.Nulls[i], v.Nulls[j]
+		v, w := a.Cols[k.Col], b.Cols[k.Col]
+		ni, nj := v.Nulls[i], w.Nulls[j]
 		switch {
 		case ni && nj:
 			continue
@@ -69,7 +93,7 @@ func (s *sortOp) less(i, j int) bool {
 		case nj:
 			return !k.NullsFirst
 		}
-		c := compareAt(v, i, v, j)
+		c := compareAt(v, i, w, j)
 		if c == 0 {
 			continue
 		}
@@ -82,10 +106,13 @@ func (s *sortOp) less(i, j int) bool {
 }
 
 func (s *sortOp) Next() (*types.Batch, error) {
-	if s.all == nil {
+	if s.all == nil && s.merge == nil {
 		if err := s.load(); err != nil {
 			return nil, err
 		}
+	}
+	if s.merge != nil {
+		return s.nextMerged()
 	}
 	if s.pos >= len(s.perm) {
 		return nil, nil
@@ -102,7 +129,13 @@ func (s *sortOp) Next() (*types.Batch, error) {
 	return s.out, nil
 }
 
-func (s *sortOp) Close() { s.in.Close() }
+func (s *sortOp) Close() {
+	s.in.Close()
+	if s.runs != nil {
+		s.runs.f.Close()
+		s.runs = nil
+	}
+}
 
 // limitOp skips offset rows and stops after count rows.
 type limitOp struct {

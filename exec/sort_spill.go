@@ -1,0 +1,305 @@
+package exec
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/binary"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// sortSpillMin is the least memory a sort holds rows in before it writes
+// them out as sorted runs to a temporary file and merges the runs; a
+// larger work_mem raises it (a variable for tests).
+var sortSpillMin int64 = 64 << 20
+
+// sortBudget returns the memory the sort holds rows in: work_mem, or
+// sortSpillMin when that is larger (tensor rows are wide, and PostgreSQL's
+// 4 MB default would send most sorts of them to disk).
+func (s *sortOp) sortBudget() int64 {
+	b := sortSpillMin
+	if s.env.Setting != nil {
+		if v, ok := s.env.Setting("work_mem"); ok {
+			if kb, ok := settingKB(v); ok && kb<<10 > b {
+				b = kb << 10
+			}
+		}
+	}
+	return b
+}
+
+// settingKB reads a memory setting's value ("4MB", "65536", "1GB") in kB,
+// the unit of a number without one.
+func settingKB(v string) (int64, bool) {
+	t := strings.TrimSpace(v)
+	num := strings.TrimRight(t, "kMGTB")
+	unit := strings.TrimSpace(t[len(num):])
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	mult := map[string]int64{"": 1, "kB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30}[unit]
+	if err != nil || mult == 0 || n < 0 {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// heldBytes is about the memory b's rows take (by length: a batch emptied
+// for reuse holds none).
+func heldBytes(b *types.Batch) int64 {
+	n := int64(b.Len()) * int64(len(b.Cols)) * 10
+	for _, c := range b.Cols {
+		n += int64(len(c.Bytes.Data))
+	}
+	return n
+}
+
+// sortRuns are the sorted runs of an external sort, one after the other in
+// a temporary file; each run's rows are encoded as appendRow writes them.
+type sortRuns struct {
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+	// ends[i] is where run i ends (run 0 starts at 0).
+	ends []int64
+	buf  []byte
+}
+
+// appendRow appends row i of b: for each column a null flag byte, then
+// unless null the value by its physical type (a byte, 8 little-endian
+// bytes, or a uvarint length and the bytes).
+func appendRow(dst []byte, b *types.Batch, i int) []byte {
+	for _, v := range b.Cols {
+		if v.Nulls[i] {
+			dst = append(dst, 1)
+			continue
+		}
+		dst = append(dst, 0)
+		switch v.Type.Phys() {
+		case types.PhysBool:
+			x := byte(0)
+			if v.Bools[i] {
+				x = 1
+			}
+			dst = append(dst, x)
+		case types.PhysInt:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.Ints[i]))
+		case types.PhysFloat:
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Floats[i]))
+		default:
+			bs := v.Bytes.Get(i)
+			dst = binary.AppendUvarint(dst, uint64(len(bs)))
+			dst = append(dst, bs...)
+		}
+	}
+	return dst
+}
+
+// writeRun writes the rows of b in perm's order as the next run.
+func (r *sortRuns) writeRun(b *types.Batch, perm []int) error {
+	for _, i := range perm {
+		r.buf = appendRow(r.buf[:0], b, i)
+		if _, err := r.w.Write(r.buf); err != nil {
+			return pgerror.Newf(pgerror.IOError, "could not write to a temporary file of the sort: %v", err)
+		}
+		r.size += int64(len(r.buf))
+	}
+	r.ends = append(r.ends, r.size)
+	return nil
+}
+
+// runReader decodes the rows of one run, a block of them at a time, into
+// cur; pos is the row of cur at the head of the run.
+type runReader struct {
+	r   *bufio.Reader
+	cur *types.Batch
+	pos int
+	// idx orders runs of equal rows: the earlier run's rows came first.
+	idx int
+	buf []byte
+}
+
+// runBlock is the number of rows a run reader decodes at once.
+const runBlock = 64
+
+// fill decodes up to runBlock rows into cur; it reports false at the
+// run's end.
+func (rr *runReader) fill() (bool, error) {
+	rr.cur.Reset()
+	rr.pos = 0
+	n := 0
+	for ; n < runBlock; n++ {
+		ok, err := rr.readRow()
+		if err != nil {
+			return false, pgerror.Newf(pgerror.IOError, "could not read a temporary file of the sort: %v", err)
+		}
+		if !ok {
+			break
+		}
+	}
+	rr.cur.SetLen(n)
+	return n > 0, nil
+}
+
+// readRow decodes one row into cur, or reports false at the run's end.
+func (rr *runReader) readRow() (bool, error) {
+	for j, v := range rr.cur.Cols {
+		flag, err := rr.r.ReadByte()
+		if err == io.EOF && j == 0 {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if flag == 1 {
+			v.AppendNull()
+			continue
+		}
+		switch v.Type.Phys() {
+		case types.PhysBool:
+			x, err := rr.r.ReadByte()
+			if err != nil {
+				return false, err
+			}
+			v.AppendBool(x == 1)
+		case types.PhysInt, types.PhysFloat:
+			var p [8]byte
+			if _, err := io.ReadFull(rr.r, p[:]); err != nil {
+				return false, err
+			}
+			x := binary.LittleEndian.Uint64(p[:])
+			if v.Type.Phys() == types.PhysInt {
+				v.AppendInt(int64(x))
+			} else {
+				v.AppendFloat(math.Float64frombits(x))
+			}
+		default:
+			n, err := binary.ReadUvarint(rr.r)
+			if err != nil {
+				return false, err
+			}
+			if uint64(cap(rr.buf)) < n {
+				rr.buf = make([]byte, n)
+			}
+			rr.buf = rr.buf[:n]
+			if _, err := io.ReadFull(rr.r, rr.buf); err != nil {
+				return false, err
+			}
+			v.AppendBytes(rr.buf)
+		}
+	}
+	return true, nil
+}
+
+// runHeap orders the runs by their head rows.
+type runHeap struct {
+	s    *sortOp
+	runs []*runReader
+}
+
+func (h *runHeap) Len() int { return len(h.runs) }
+func (h *runHeap) Less(a, b int) bool {
+	x, y := h.runs[a], h.runs[b]
+	if h.s.lessRows(x.cur, x.pos, y.cur, y.pos) {
+		return true
+	}
+	if h.s.lessRows(y.cur, y.pos, x.cur, x.pos) {
+		return false
+	}
+	return x.idx < y.idx
+}
+func (h *runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	r := h.runs[len(h.runs)-1]
+	h.runs = h.runs[:len(h.runs)-1]
+	return r
+}
+
+// spillRun sorts the rows held in s.all, writes them as a run and empties
+// s.all; the first run creates the temporary file.
+func (s *sortOp) spillRun() error {
+	if s.runs == nil {
+		mk := s.env.tempFile("sort-*")
+		f, err := mk()
+		if err != nil {
+			return pgerror.Newf(pgerror.IOError, "could not create a temporary file for the sort: %v", err)
+		}
+		s.runs = &sortRuns{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	}
+	if err := s.sortAll(); err != nil {
+		return err
+	}
+	if err := s.runs.writeRun(s.all, s.perm); err != nil {
+		return err
+	}
+	s.all.Reset()
+	s.perm = s.perm[:0]
+	return nil
+}
+
+// startMerge writes the last run and opens a reader on each.
+func (s *sortOp) startMerge(ts []types.Type) error {
+	if s.all.Len() > 0 {
+		if err := s.spillRun(); err != nil {
+			return err
+		}
+	}
+	r := s.runs
+	if err := r.w.Flush(); err != nil {
+		return pgerror.Newf(pgerror.IOError, "could not write to a temporary file of the sort: %v", err)
+	}
+	s.all = nil
+	s.merge = &runHeap{s: s}
+	start := int64(0)
+	for i, end := range r.ends {
+		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(r.f, start, end-start), 256<<10),
+			cur: types.NewBatch(ts, runBlock), idx: i}
+		start = end
+		ok, err := rr.fill()
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.merge.runs = append(s.merge.runs, rr)
+		}
+	}
+	heap.Init(s.merge)
+	return nil
+}
+
+// nextMerged fills s.out with the next rows of the merge.
+func (s *sortOp) nextMerged() (*types.Batch, error) {
+	if err := s.env.canceled(); err != nil {
+		return nil, err
+	}
+	h := s.merge
+	s.out.Reset()
+	n := 0
+	for ; n < types.BatchSize && h.Len() > 0; n++ {
+		rr := h.runs[0]
+		for i, c := range s.out.Cols {
+			c.AppendFrom(rr.cur.Cols[i], rr.pos)
+		}
+		if rr.pos++; rr.pos == rr.cur.Len() {
+			ok, err := rr.fill()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				heap.Pop(h)
+				continue
+			}
+		}
+		heap.Fix(h, 0)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	s.out.SetLen(n)
+	return s.out, nil
+}

@@ -1,0 +1,114 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// TestSortSpills sorts rows of every physical type (NULLs, floats, text,
+// booleans) by keys with many ties, DESC and NULLS FIRST, once in memory
+// and once with a budget that writes many sorted runs to a temporary
+// file: the merged rows must equal the in-memory sort's, ties in input
+// order (the sort is stable), and the file must have been made.
+func TestSortSpills(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: types.TypInt4}, {Name: "f", Type: types.TypFloat8},
+		{Name: "s", Type: types.TypText}, {Name: "b", Type: types.TypBool}, {Name: "seq", Type: types.TypInt8}}
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var in []*types.Batch
+	const rows = 20000
+	for lo := 0; lo < rows; lo += 1000 {
+		b := types.NewBatch(ts, 1000)
+		for i := lo; i < lo+1000; i++ {
+			if rng.IntN(20) == 0 {
+				b.Cols[0].AppendNull()
+			} else {
+				b.Cols[0].AppendInt(int64(rng.IntN(50)))
+			}
+			if rng.IntN(30) == 0 {
+				b.Cols[1].AppendNull()
+			} else {
+				b.Cols[1].AppendFloat(rng.NormFloat64())
+			}
+			b.Cols[2].AppendString(fmt.Sprintf("row %d %s", i, string(make([]byte, rng.IntN(40)))))
+			b.Cols[3].AppendBool(i%3 == 0)
+			b.Cols[4].AppendInt(int64(i))
+		}
+		b.SetLen(1000)
+		in = append(in, b)
+	}
+	run := func(keys []plan.SortKey, budget int64) (out [][]string, files int) {
+		t.Helper()
+		defer func(b int64) { sortSpillMin = b }(sortSpillMin)
+		sortSpillMin = budget
+		env := &Env{TempFile: func(pattern string) (*os.File, error) {
+			files++
+			return os.CreateTemp(t.TempDir(), pattern)
+		}}
+		op := &sortOp{env: env, in: &sliceOp{bs: in}, keys: keys, cols: cols}
+		defer op.Close()
+		if err := Drain(op, func(b *types.Batch) error {
+			for i := range b.Len() {
+				row := make([]string, len(b.Cols))
+				for j, v := range b.Cols {
+					row[j] = string(types.AppendText(nil, v, i))
+					if v.Nulls[i] {
+						row[j] = "NULL"
+					}
+				}
+				out = append(out, row)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out, files
+	}
+	for _, keys := range [][]plan.SortKey{
+		{{Col: 0}},
+		{{Col: 0, Desc: true, NullsFirst: true}, {Col: 3}},
+		{{Col: 1, Desc: true}},
+		{{Col: 3}, {Col: 2, Desc: true}},
+	} {
+		mem, files := run(keys, 1<<40)
+		if files != 0 || len(mem) != rows {
+			t.Fatalf("keys %v in memory: %d rows, %d files", keys, len(mem), files)
+		}
+		spilled, files := run(keys, 50<<10)
+		if files != 1 {
+			t.Fatalf("keys %v: a 50 kB budget made %d files", keys, files)
+		}
+		if !slices.EqualFunc(mem, spilled, slices.Equal) {
+			for i := range mem {
+				if !slices.Equal(mem[i], spilled[i]) {
+					t.Fatalf("keys %v: row %d is %v merged, %v in memory", keys, i, spilled[i], mem[i])
+				}
+			}
+			t.Fatalf("keys %v: %d rows merged, %d in memory", keys, len(spilled), len(mem))
+		}
+	}
+	// Stable: rows of equal keys keep their input order (seq ascending).
+	sorted, _ := run([]plan.SortKey{{Col: 3}}, 50<<10)
+	seq := func(row []string) int {
+		n, err := strconv.Atoi(row[4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i][3] == sorted[i-1][3] && seq(sorted[i]) < seq(sorted[i-1]) {
+			t.Fatalf("rows %d and %d of equal keys out of input order: %v, %v", i-1, i, sorted[i-1], sorted[i])
+		}
+	}
+}
