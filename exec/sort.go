@@ -23,13 +23,23 @@ type sortOp struct {
 	// reads them back in order.
 	runs  *sortRuns
 	merge *runHeap
+	// keep, when above 0, is the number of first rows a LIMIT takes: the
+	// sort holds about twice that many (see trim).
+	keep  int64
+	spare *types.Batch
 }
 
-func (s *sortOp) load() error {
+// types returns the types of the sorted rows' columns.
+func (s *sortOp) types() []types.Type {
 	ts := make([]types.Type, len(s.cols))
 	for i, c := range s.cols {
 		ts[i] = c.Type
 	}
+	return ts
+}
+
+func (s *sortOp) load() error {
+	ts := s.types()
 	s.all = types.NewBatch(ts, types.BatchSize)
 	budget := s.sortBudget()
 	canSpill := s.env.tempFile("") != nil
@@ -40,6 +50,12 @@ func (s *sortOp) load() error {
 		}
 		n += b.Len()
 		s.all.SetLen(n)
+		if s.keep > 0 && int64(n) >= 2*s.keep+types.BatchSize {
+			if err := s.trim(); err != nil {
+				return err
+			}
+			n = s.all.Len()
+		}
 		if canSpill && heldBytes(s.all) > budget {
 			if err := s.spillRun(); err != nil {
 				return err
@@ -56,6 +72,27 @@ func (s *sortOp) load() error {
 		return s.startMerge(ts)
 	}
 	return s.sortAll()
+}
+
+// trim sorts the rows held and keeps the first s.keep of them, in order:
+// a row past them can never be among the rows the LIMIT takes. Rows of
+// equal keys keep their input order, as in the full sort.
+func (s *sortOp) trim() error {
+	if err := s.sortAll(); err != nil {
+		return err
+	}
+	if s.spare == nil {
+		s.spare = types.NewBatch(s.types(), int(s.keep))
+	}
+	s.spare.Reset()
+	for _, r := range s.perm[:s.keep] {
+		for i, c := range s.all.Cols {
+			s.spare.Cols[i].AppendFrom(c, r)
+		}
+	}
+	s.spare.SetLen(int(s.keep))
+	s.all, s.spare = s.spare, s.all
+	return nil
 }
 
 // sortAll orders the rows of s.all: s.perm lists them in order.
@@ -154,6 +191,11 @@ func newLimit(env *Env, n *plan.Limit) (Operator, error) {
 	in, err := Build(env, n.Input)
 	if err != nil {
 		return nil, err
+	}
+	if so, ok := in.(*sortOp); ok && l.count >= 0 && l.count <= 1<<30 && l.offset <= 1<<30 {
+		// ORDER BY ... LIMIT: the sort keeps only the rows that can come
+		// out.
+		so.keep = l.count + l.offset
 	}
 	l.in = in
 	return l, nil

@@ -21,7 +21,8 @@ var sortSpillMin int64 = 64 << 20
 
 // sortBudget returns the memory the sort holds rows in: work_mem, or
 // sortSpillMin when that is larger (tensor rows are wide, and PostgreSQL's
-// 4 MB default would send most sorts of them to disk).
+// 4 MB default would send most sorts of them to disk), and at most
+// maxSortBytes.
 func (s *sortOp) sortBudget() int64 {
 	b := sortSpillMin
 	if s.env.Setting != nil {
@@ -31,8 +32,13 @@ func (s *sortOp) sortBudget() int64 {
 			}
 		}
 	}
-	return b
+	return min(b, maxSortBytes)
 }
+
+// maxSortBytes bounds the rows a sort holds in memory whatever work_mem
+// says: a column's values in one vector stay well within its 32-bit
+// offsets.
+const maxSortBytes = 1 << 30
 
 // settingKB reads a memory setting's value ("4MB", "65536", "1GB") in kB,
 // the unit of a number without one.

@@ -47,7 +47,11 @@ func TestSortSpills(t *testing.T) {
 		b.SetLen(1000)
 		in = append(in, b)
 	}
+	var runKeep func(keys []plan.SortKey, budget, keep int64) ([][]string, int)
 	run := func(keys []plan.SortKey, budget int64) (out [][]string, files int) {
+		return runKeep(keys, budget, 0)
+	}
+	runKeep = func(keys []plan.SortKey, budget, keep int64) (out [][]string, files int) {
 		t.Helper()
 		defer func(b int64) { sortSpillMin = b }(sortSpillMin)
 		sortSpillMin = budget
@@ -55,8 +59,13 @@ func TestSortSpills(t *testing.T) {
 			files++
 			return os.CreateTemp(t.TempDir(), pattern)
 		}}
-		op := &sortOp{env: env, in: &sliceOp{bs: in}, keys: keys, cols: cols}
+		op := &sortOp{env: env, in: &sliceOp{bs: in}, keys: keys, cols: cols, keep: keep}
 		defer op.Close()
+		defer func() {
+			if keep > 0 && op.all != nil && op.all.Len() >= int(2*keep)+types.BatchSize {
+				t.Errorf("keep %d: the sort held %d rows", keep, op.all.Len())
+			}
+		}()
 		if err := Drain(op, func(b *types.Batch) error {
 			for i := range b.Len() {
 				row := make([]string, len(b.Cols))
@@ -87,6 +96,16 @@ func TestSortSpills(t *testing.T) {
 		spilled, files := run(keys, 50<<10)
 		if files != 1 {
 			t.Fatalf("keys %v: a 50 kB budget made %d files", keys, files)
+		}
+		// ORDER BY ... LIMIT k: the first k rows, from a sort that holds
+		// about 2k, in memory or spilled.
+		for _, k := range []int64{1, 7, 1500, 6000} {
+			for _, budget := range []int64{1 << 40, 50 << 10} {
+				top, _ := runKeep(keys, budget, k)
+				if len(top) < int(k) || !slices.EqualFunc(top[:k], mem[:k], slices.Equal) {
+					t.Fatalf("keys %v, keep %d, budget %d: the first rows differ from the full sort's", keys, k, budget)
+				}
+			}
 		}
 		if !slices.EqualFunc(mem, spilled, slices.Equal) {
 			for i := range mem {
