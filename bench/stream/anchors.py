@@ -74,7 +74,7 @@ def load_dl(dsn, src):
                     ("imghead", "V%d" % len(head)), ("elems", elem, ITEM), ("lablen", ">i4"), ("label", ">i4")])
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS samples")
-        conn.execute("CREATE TABLE samples (id int, image uint8[3][64][64], label int)")
+        conn.execute("CREATE TABLE samples (id int PRIMARY KEY, image uint8[3][64][64], label int)")
         with conn.cursor().copy("COPY samples FROM STDIN (FORMAT binary)") as copy:
             copy.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8))
             step = 1000

@@ -4,7 +4,7 @@ the anchors: PostgreSQL 15 read row by row with psycopg through an index on
 id, and the local .npy read with numpy.load(mmap_mode='r'). Prints one JSON
 line per reader and mode (rows/s).
 
-    PYTHONPATH=python mapds.py dl DSN SECONDS     deeplaked, table samples (no key)
+    PYTHONPATH=python mapds.py dl DSN SECONDS     deeplaked, table samples (by its primary key, then in storage order)
     mapds.py pg DSN SECONDS                       PostgreSQL, WHERE id = i (indexes id first)
     mapds.py npy DIR SECONDS                      images.npy and labels.npy in DIR
 
@@ -38,8 +38,12 @@ def measure(name, n, read, seconds):
 
 def dl(dsn, seconds):
     import deeplaked
-    ds = deeplaked.connect(dsn).open_table("samples").pytorch(columns=["image", "label"])
-    measure("deeplaked, map-style dataset", len(ds), lambda i: (lambda r: (r["image"], r["label"]))(ds[i]), seconds)
+    table = deeplaked.connect(dsn).open_table("samples")
+    # By the primary key (its values read once, then a row is a primary
+    # key lookup), then in storage order (LIMIT 1 OFFSET i).
+    for name, order_by in (("primary key", None), ("storage order", ())):
+        ds = table.pytorch(columns=["image", "label"], order_by=order_by)
+        measure("deeplaked, map-style dataset, " + name, len(ds), lambda i: (lambda r: (r["image"], r["label"]))(ds[i]), seconds)
 
 
 def pg(dsn, seconds):

@@ -95,9 +95,9 @@ log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 log "Unix socket"
 (cd "$repo" && go run ./bench/stream/loopback -network unix -bytes $((rows * 12288))) | tee -a "$results"
 
-# Single rows by position: deeplaked's map-style dataset (the table has no
-# key: LIMIT 1 OFFSET i, or a block of rows for consecutive reads),
-# PostgreSQL by an index on id, the .npy.
+# Single rows by position: deeplaked's map-style dataset (by the primary
+# key, and in storage order: LIMIT 1 OFFSET i, or a block of rows for
+# consecutive reads), PostgreSQL by an index on id, the .npy.
 maps="$work/map.jsonl"
 log "map-style reads: deeplaked, PostgreSQL, .npy (${BENCH_MAP_SECONDS:-10} s each mode)"
 PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/mapds.py" dl "$dldsn" "${BENCH_MAP_SECONDS:-10}" | tee -a "$maps"
@@ -139,7 +139,10 @@ for r in rows:
     rate.setdefault(r["name"], {})[r["mode"]] = r["rows_per_s"]
 for name, m in rate.items():
     print(f"| {name} | {m.get('random', 0):.0f} | {m.get('in order', 0):.0f} |")
-dl, pg = rate.get("deeplaked, map-style dataset"), rate.get("PostgreSQL 15, psycopg SELECT by indexed id")
-if dl and pg:
-    print(f"\n- map-style dataset / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}")
+pg = rate.get("PostgreSQL 15, psycopg SELECT by indexed id")
+print()
+for name in ("primary key", "storage order"):
+    dl = rate.get("deeplaked, map-style dataset, " + name)
+    if dl and pg:
+        print(f"- map-style dataset ({name}) / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}")
 PY
