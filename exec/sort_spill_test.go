@@ -1,13 +1,16 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -129,5 +132,31 @@ func TestSortSpills(t *testing.T) {
 		if sorted[i][3] == sorted[i-1][3] && seq(sorted[i]) < seq(sorted[i-1]) {
 			t.Fatalf("rows %d and %d of equal keys out of input order: %v, %v", i-1, i, sorted[i-1], sorted[i])
 		}
+	}
+}
+
+// TestSpillWithoutTempFile: a sort or an exact shuffle that must spill
+// but cannot make its temporary file fails with 58030, saying why.
+func TestSpillWithoutTempFile(t *testing.T) {
+	defer func(a, b int64) { sortSpillMin, exactSpillBytes = a, b }(sortSpillMin, exactSpillBytes)
+	sortSpillMin, exactSpillBytes = 1000, 1000
+	noFile := func(string) (*os.File, error) { return nil, errors.New("no space left on device") }
+	b := types.NewBatch([]types.Type{types.TypText}, 1000)
+	for i := range 1000 {
+		b.Cols[0].AppendString(fmt.Sprintf("row %d", i))
+	}
+	b.SetLen(1000)
+	op := &sortOp{env: &Env{TempFile: noFile}, in: &sliceOp{bs: []*types.Batch{b}}, keys: []plan.SortKey{{Col: 0}},
+		cols: []plan.Column{{Name: "s", Type: types.TypText}}}
+	defer op.Close()
+	_, err := op.Next()
+	if pgerror.GetCode(err) != pgerror.IOError || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("sort: %v (%s)", err, pgerror.GetCode(err))
+	}
+	ct := mixedCopy(t, plan.TensorOptions{BatchSize: 7, Shuffle: plan.ShuffleExact, World: 1}, 40)
+	ct.env.TempFile = noFile
+	var rec frameRecorder
+	if _, err := ct.Run(&rec); pgerror.GetCode(err) != pgerror.IOError || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("exact shuffle: %v (%s)", err, pgerror.GetCode(err))
 	}
 }
