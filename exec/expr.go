@@ -398,6 +398,8 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 				}
 			}
 		}
+	case plan.OpArray:
+		return out, c.buildArrays(n)
 	case plan.OpRandom:
 		for i := 0; i < n; i++ {
 			out.AppendFloat(c.env.rng().Float64())
@@ -927,3 +929,29 @@ func btoi(b bool) int {
 }
 
 var _ = strconv.Itoa
+
+// buildArrays appends to c.out, for each of n rows, the tensor of the
+// row's argument values (OpArray). A NULL element fails: a tensor holds
+// no NULLs.
+func (c *callEval) buildArrays(n int) error {
+	out := c.out
+	dt := c.call.Typ.DType
+	for i := 0; i < n; i++ {
+		c.buf = c.buf[:0]
+		for k, v := range c.vals {
+			switch {
+			case v.Nulls[i]:
+				return pgerror.Newf(pgerror.NullValueNotAllowed, "element %d of ARRAY[...] is NULL: a tensor of %s holds no NULLs", k+1, dt).
+					WithHint("Replace NULLs with a value, as in coalesce(x, 0).")
+			case v.Type.Phys() == types.PhysBool:
+				c.buf = append(c.buf, byte(btoi(v.Bools[i])))
+			case v.Type.Phys() == types.PhysInt:
+				c.buf = types.AppendElemInt(c.buf, dt, v.Ints[i])
+			default:
+				c.buf = types.AppendElemFloat(c.buf, dt, v.Floats[i])
+			}
+		}
+		out.AppendBytes(c.buf)
+	}
+	return nil
+}

@@ -3,8 +3,8 @@ package exec
 import (
 	"errors"
 	"io"
-	"os"
 	"math/rand/v2"
+	"os"
 	"slices"
 
 	"github.com/deeplaked/deeplaked/pgerror"

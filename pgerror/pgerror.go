@@ -18,6 +18,7 @@ const (
 	DataException                Code = "22000"
 	StringDataRightTrunc         Code = "22001"
 	NumericValueOutOfRange       Code = "22003"
+	NullValueNotAllowed          Code = "22004"
 	InvalidDatetimeFormat        Code = "22007"
 	DivisionByZero               Code = "22012"
 	InvalidParameterValue        Code = "22023"

@@ -105,6 +105,10 @@ const (
 	OpVectorMul    // *
 	OpVectorConcat // ||
 	OpSubvector    // subvector
+	// OpArray is ARRAY[...] of non-constant numbers or booleans: Args are
+	// the elements in row-major order, of the element type; Typ the
+	// tensor, whose shape gives the nesting.
+	OpArray
 )
 
 var opNames = [...]string{
@@ -119,6 +123,7 @@ var opNames = [...]string{
 	OpL2Distance: "<->", OpNegInnerProduct: "<#>", OpCosineDistance: "<=>", OpL1Distance: "<+>",
 	OpInnerProduct: "inner_product", OpVectorNorm: "vector_norm", OpL2Normalize: "l2_normalize",
 	OpVectorAdd: "+", OpVectorSub: "-", OpVectorMul: "*", OpVectorConcat: "||", OpSubvector: "subvector",
+	OpArray: "array",
 }
 
 // IsDistance reports whether o is one of the vector distance operators

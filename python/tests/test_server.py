@@ -227,3 +227,21 @@ def test_map_dataset_without_key(db):
     ds = db.open_table("nokey").pytorch(block_size=8)
     assert int(ds[33]["v"]) == 34 and 33 // 8 not in ds._cache
     assert int(ds[34]["v"]) == 35 and 34 // 8 in ds._cache
+
+
+def test_features_from_columns(db):
+    # ARRAY[...] of scalar columns: one fixed-shape tensor per row, a
+    # [batch, n] tensor per batch.
+    torch = pytest.importorskip("torch")
+    db.execute("DROP TABLE IF EXISTS tab")
+    db.execute("CREATE TABLE tab (id int, age int, income float8, score float4, label int)")
+    db.execute("INSERT INTO tab SELECT g, 20 + g % 50, g * 1.5, g / 4.0, g % 3 FROM generate_series(1, 100) g")
+    q = "SELECT ARRAY[age, income, score] AS x, ARRAY[ARRAY[age, 1], ARRAY[2, id]] AS m, label FROM tab ORDER BY id"
+    batches = list(db.dataloader(q).batch_size(32).to_torch())
+    x = torch.cat([b["x"] for b in batches])
+    m = torch.cat([b["m"] for b in batches])
+    assert x.dtype == torch.float64 and tuple(x.shape) == (100, 3)
+    assert tuple(m.shape) == (100, 2, 2) and m.dtype == torch.int32
+    ids = torch.arange(1, 101, dtype=torch.float64)
+    assert torch.equal(x[:, 0], 20 + ids % 50) and torch.equal(x[:, 1], ids * 1.5) and torch.equal(x[:, 2], ids / 4)
+    assert torch.equal(m[:, 1, 1], torch.arange(1, 101, dtype=torch.int32)) and int(m[:, 1, 0].unique()) == 2
