@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -65,54 +64,31 @@ func heldBytes(b *types.Batch) int64 {
 }
 
 // sortRuns are the sorted runs of an external sort, one after the other in
-// a temporary file; each run's rows are encoded as appendRow writes them.
+// a temporary file (see writeRun).
 type sortRuns struct {
 	f    *os.File
 	w    *bufio.Writer
 	size int64
 	// ends[i] is where run i ends (run 0 starts at 0).
 	ends []int64
-	buf  []byte
+	// row holds a row's encoding.
+	row []byte
 }
 
-// appendRow appends row i of b: for each column a null flag byte, then
-// unless null the value by its physical type (a byte, 8 little-endian
-// bytes, or a uvarint length and the bytes).
-func appendRow(dst []byte, b *types.Batch, i int) []byte {
-	for _, v := range b.Cols {
-		if v.Nulls[i] {
-			dst = append(dst, 1)
-			continue
-		}
-		dst = append(dst, 0)
-		switch v.Type.Phys() {
-		case types.PhysBool:
-			x := byte(0)
-			if v.Bools[i] {
-				x = 1
-			}
-			dst = append(dst, x)
-		case types.PhysInt:
-			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.Ints[i]))
-		case types.PhysFloat:
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Floats[i]))
-		default:
-			bs := v.Bytes.Get(i)
-			dst = binary.AppendUvarint(dst, uint64(len(bs)))
-			dst = append(dst, bs...)
-		}
-	}
-	return dst
-}
-
-// writeRun writes the rows of b in perm's order as the next run.
+// writeRun writes the rows of b in perm's order as the next run: each
+// row's length, a uvarint, then the row (types.AppendRow).
 func (r *sortRuns) writeRun(b *types.Batch, perm []int) error {
+	var head [binary.MaxVarintLen64]byte
 	for _, i := range perm {
-		r.buf = appendRow(r.buf[:0], b, i)
-		if _, err := r.w.Write(r.buf); err != nil {
+		r.row = types.AppendRow(r.row[:0], b, i)
+		n := binary.PutUvarint(head[:], uint64(len(r.row)))
+		if _, err := r.w.Write(head[:n]); err != nil {
 			return pgerror.Newf(pgerror.IOError, "could not write to a temporary file of the sort: %v", err)
 		}
-		r.size += int64(len(r.buf))
+		if _, err := r.w.Write(r.row); err != nil {
+			return pgerror.Newf(pgerror.IOError, "could not write to a temporary file of the sort: %v", err)
+		}
+		r.size += int64(n + len(r.row))
 	}
 	r.ends = append(r.ends, r.size)
 	return nil
@@ -122,6 +98,7 @@ func (r *sortRuns) writeRun(b *types.Batch, perm []int) error {
 // cur; pos is the row of cur at the head of the run.
 type runReader struct {
 	r   *bufio.Reader
+	dec *types.RowDecoder
 	cur *types.Batch
 	pos int
 	// idx orders runs of equal rows: the earlier run's rows came first.
@@ -153,52 +130,21 @@ func (rr *runReader) fill() (bool, error) {
 
 // readRow decodes one row into cur, or reports false at the run's end.
 func (rr *runReader) readRow() (bool, error) {
-	for j, v := range rr.cur.Cols {
-		flag, err := rr.r.ReadByte()
-		if err == io.EOF && j == 0 {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if flag == 1 {
-			v.AppendNull()
-			continue
-		}
-		switch v.Type.Phys() {
-		case types.PhysBool:
-			x, err := rr.r.ReadByte()
-			if err != nil {
-				return false, err
-			}
-			v.AppendBool(x == 1)
-		case types.PhysInt, types.PhysFloat:
-			var p [8]byte
-			if _, err := io.ReadFull(rr.r, p[:]); err != nil {
-				return false, err
-			}
-			x := binary.LittleEndian.Uint64(p[:])
-			if v.Type.Phys() == types.PhysInt {
-				v.AppendInt(int64(x))
-			} else {
-				v.AppendFloat(math.Float64frombits(x))
-			}
-		default:
-			n, err := binary.ReadUvarint(rr.r)
-			if err != nil {
-				return false, err
-			}
-			if uint64(cap(rr.buf)) < n {
-				rr.buf = make([]byte, n)
-			}
-			rr.buf = rr.buf[:n]
-			if _, err := io.ReadFull(rr.r, rr.buf); err != nil {
-				return false, err
-			}
-			v.AppendBytes(rr.buf)
-		}
+	n, err := binary.ReadUvarint(rr.r)
+	if err == io.EOF {
+		return false, nil
 	}
-	return true, nil
+	if err != nil {
+		return false, err
+	}
+	if uint64(cap(rr.buf)) < n {
+		rr.buf = make([]byte, n)
+	}
+	rr.buf = rr.buf[:n]
+	if _, err := io.ReadFull(rr.r, rr.buf); err != nil {
+		return false, err
+	}
+	return true, rr.dec.Decode(rr.buf)
 }
 
 // runHeap orders the runs by their head rows.
@@ -264,7 +210,8 @@ func (s *sortOp) startMerge(ts []types.Type) error {
 	start := int64(0)
 	for i, end := range r.ends {
 		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(r.f, start, end-start), 256<<10),
-			cur: types.NewBatch(ts, runBlock), idx: i}
+			dec: types.NewRowDecoder(ts), cur: types.NewBatch(ts, runBlock), idx: i}
+		rr.dec.Bind(nil, rr.cur)
 		start = end
 		ok, err := rr.fill()
 		if err != nil {

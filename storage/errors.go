@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
 )
 
 // ErrCorruption marks every error caused by stored bytes that fail their
@@ -35,4 +36,15 @@ func assertf(format string, args ...any) error {
 // table), keeping its SQLSTATE and its chain for errors.Is.
 func inTable(err error, format string, args ...any) error {
 	return pgerror.Wrapf(err, pgerror.GetCode(err), format, args...)
+}
+
+// decodeBuffered decodes a buffered row (types.AppendRow's encoding, the
+// value of a t<id>r<row id> key after its xmin) into dec's Vecs; a
+// malformed one is corruption. Tables have no ALTER, so the descriptor
+// that wrote a row also reads it.
+func decodeBuffered(dec *types.RowDecoder, data []byte) error {
+	if err := dec.Decode(data); err != nil {
+		return corruptionf("buffered row: %v", err)
+	}
+	return nil
 }

@@ -108,7 +108,7 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 		return nil, nil, assertf("fetch from %q: %d columns to fill, %d asked", t.Name, len(dst.Cols), len(rf.cols))
 	}
 	dst.Reset()
-	s.dec.bind(rf.cols, dst)
+	s.dec.Bind(rf.cols, dst)
 	rf.f.out = dst
 	found := rf.found[:0]
 	for _, id := range ids {
@@ -136,7 +136,7 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 					closer.Close()
 					return nil, nil, corruptionf("table %q: bad buffered row %d", t.Name, id)
 				}
-				err = s.dec.decode(v[n:])
+				err = decodeBuffered(s.dec, v[n:])
 				closer.Close()
 				if err != nil {
 					return nil, nil, inTable(err, "table %q, row %d", t.Name, id)

@@ -74,8 +74,8 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 	}
 	defer it.Close()
 	b := types.NewBatch(t.ColumnTypes(), types.BatchSize)
-	dec := newRowDecoder(t)
-	dec.bind(allColumns(len(t.Columns)), b)
+	dec := types.NewRowDecoder(t.ColumnTypes())
+	dec.Bind(nil, b)
 	var ids, xmins, flushed []uint64
 	var w *fragWriter
 	var total int
@@ -90,7 +90,7 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 			if !ok || n <= 0 {
 				return corruptionf("table %q: bad buffered row %x", t.Name, it.Key())
 			}
-			if err := dec.decode(v[n:]); err != nil {
+			if err := decodeBuffered(dec, v[n:]); err != nil {
 				return inTable(err, "table %q, row %d", t.Name, id)
 			}
 			ids = append(ids, id)

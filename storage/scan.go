@@ -121,7 +121,7 @@ type Scanner struct {
 
 	// buffered rows
 	it  *pebble.Iterator
-	dec *rowDecoder
+	dec *types.RowDecoder
 
 	// pending rows of the txn
 	pend    *txnTable
@@ -246,13 +246,13 @@ func newScanner(db *DB, t *TableDesc, opts ScanOptions) *Scanner {
 // newScannerCap is newScanner with room for capacity rows in its batch,
 // for scans known to return few.
 func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanner {
-	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, dec: newRowDecoder(t)}
+	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, dec: types.NewRowDecoder(t.ColumnTypes())}
 	ts := make([]types.Type, len(opts.Cols))
 	for j, c := range opts.Cols {
 		ts[j] = t.Columns[c].Type
 	}
 	s.out = types.NewBatch(ts, capacity)
-	s.dec.bind(opts.Cols, s.out)
+	s.dec.Bind(opts.Cols, s.out)
 	if opts.Borrow {
 		s.borrowed = make([]bool, len(opts.Cols))
 		s.own = make([]types.Vec, len(opts.Cols))
@@ -554,7 +554,7 @@ func (s *Scanner) readBuffered() bool {
 		if s.isDeletedFrom(&pos, id) || (s.asOf != 0 && x > s.asOf) {
 			continue
 		}
-		if err := s.dec.decode(v[n:]); err != nil {
+		if err := decodeBuffered(s.dec, v[n:]); err != nil {
 			s.err = inTable(err, "table %q, row %d", s.t.Name, id)
 			return true
 		}

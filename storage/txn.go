@@ -547,7 +547,7 @@ func (txn *Txn) writeRows(b *pebble.Batch, tt *txnTable, v uint64) error {
 		}
 		txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagRow, rid)
 		txn.rowBuf = binary.AppendUvarint(txn.rowBuf[:0], v)
-		txn.rowBuf = appendRow(txn.rowBuf, tt.pending, i)
+		txn.rowBuf = types.AppendRow(txn.rowBuf, tt.pending, i)
 		if err := b.Set(txn.keyBuf, txn.rowBuf, nil); err != nil {
 			return ioErrorf(err, "committing")
 		}

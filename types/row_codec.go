@@ -1,26 +1,24 @@
-package storage
+package types
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
-
-	"github.com/deeplaked/deeplaked/types"
 )
 
-// Buffered row encoding, the value of a t<id>r<row id> key:
+// The row encoding (storage's buffered rows, a sort's runs on disk):
 //
 //	null bitmap   ceil(ncols/8) bytes, bit c set when column c is NULL
 //	values        for each non-NULL column in order:
 //	              bool   1 byte
-//	              int    zigzag uvarint
+//	              int    zigzag varint
 //	              float  8 bytes little-endian IEEE 754
 //	              bytes  uvarint length, then the bytes
 //
-// The table descriptor supplies the column count and layouts; tables have
-// no ALTER, so the descriptor that wrote a row also reads it.
+// The reader supplies the column count and layouts.
 
-// appendRow appends the encoding of row i of b to dst.
-func appendRow(dst []byte, b *types.Batch, i int) []byte {
+// AppendRow appends the encoding of row i of b to dst.
+func AppendRow(dst []byte, b *Batch, i int) []byte {
 	n := len(b.Cols)
 	start := len(dst)
 	for k := 0; k < (n+7)/8; k++ {
@@ -32,15 +30,15 @@ func appendRow(dst []byte, b *types.Batch, i int) []byte {
 			continue
 		}
 		switch v.Type.Phys() {
-		case types.PhysBool:
+		case PhysBool:
 			if v.Bools[i] {
 				dst = append(dst, 1)
 			} else {
 				dst = append(dst, 0)
 			}
-		case types.PhysInt:
+		case PhysInt:
 			dst = binary.AppendVarint(dst, v.Ints[i])
-		case types.PhysFloat:
+		case PhysFloat:
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Floats[i]))
 		default:
 			val := v.Bytes.Get(i)
@@ -51,36 +49,43 @@ func appendRow(dst []byte, b *types.Batch, i int) []byte {
 	return dst
 }
 
-// rowDecoder decodes buffered rows of one table into a chosen subset of
-// its columns.
-type rowDecoder struct {
-	phys []types.Phys
-	// out[c] is the output Vec of table column c, or nil when not read.
-	out []*types.Vec
+// RowDecoder decodes rows of given column layouts into a chosen subset of
+// the columns.
+type RowDecoder struct {
+	phys []Phys
+	// out[c] is the output Vec of column c, or nil when not read.
+	out []*Vec
 }
 
-func newRowDecoder(t *TableDesc) *rowDecoder {
-	d := &rowDecoder{phys: make([]types.Phys, len(t.Columns)), out: make([]*types.Vec, len(t.Columns))}
-	for c, col := range t.Columns {
-		d.phys[c] = col.Type.Phys()
+// NewRowDecoder returns a decoder of rows of columns of types ts.
+func NewRowDecoder(ts []Type) *RowDecoder {
+	d := &RowDecoder{phys: make([]Phys, len(ts)), out: make([]*Vec, len(ts))}
+	for c, t := range ts {
+		d.phys[c] = t.Phys()
 	}
 	return d
 }
 
-// bind points the decoder at the Vecs of b, which hold columns cols.
-func (d *rowDecoder) bind(cols []int, b *types.Batch) {
+// Bind points the decoder at the Vecs of b, which hold columns cols (nil:
+// every column, in order).
+func (d *RowDecoder) Bind(cols []int, b *Batch) {
 	clear(d.out)
+	if cols == nil {
+		copy(d.out, b.Cols)
+		return
+	}
 	for j, c := range cols {
 		d.out[c] = b.Cols[j]
 	}
 }
 
-// decode appends the row in data to the bound Vecs.
-func (d *rowDecoder) decode(data []byte) error {
+// Decode appends the row in data to the bound Vecs. A malformed row is an
+// error that says what is wrong with it.
+func (d *RowDecoder) Decode(data []byte) error {
 	n := len(d.phys)
 	nb := (n + 7) / 8
 	if len(data) < nb {
-		return corruptionf("buffered row: %d bytes, want at least %d", len(data), nb)
+		return fmt.Errorf("%d bytes, want at least %d", len(data), nb)
 	}
 	bitmap, p := data[:nb], nb
 	for c, ph := range d.phys {
@@ -92,26 +97,26 @@ func (d *rowDecoder) decode(data []byte) error {
 			continue
 		}
 		switch ph {
-		case types.PhysBool:
+		case PhysBool:
 			if p >= len(data) {
-				return corruptionf("buffered row: truncated bool in column %d", c)
+				return fmt.Errorf("truncated bool in column %d", c)
 			}
 			if out != nil {
 				out.AppendBool(data[p] != 0)
 			}
 			p++
-		case types.PhysInt:
+		case PhysInt:
 			x, w := binary.Varint(data[p:])
 			if w <= 0 {
-				return corruptionf("buffered row: bad integer in column %d", c)
+				return fmt.Errorf("bad integer in column %d", c)
 			}
 			if out != nil {
 				out.AppendInt(x)
 			}
 			p += w
-		case types.PhysFloat:
+		case PhysFloat:
 			if len(data)-p < 8 {
-				return corruptionf("buffered row: truncated float in column %d", c)
+				return fmt.Errorf("truncated float in column %d", c)
 			}
 			if out != nil {
 				out.AppendFloat(math.Float64frombits(binary.LittleEndian.Uint64(data[p:])))
@@ -120,7 +125,7 @@ func (d *rowDecoder) decode(data []byte) error {
 		default:
 			l, w := binary.Uvarint(data[p:])
 			if w <= 0 || l > uint64(len(data)-p-w) {
-				return corruptionf("buffered row: bad length in column %d", c)
+				return fmt.Errorf("bad length in column %d", c)
 			}
 			p += w
 			if out != nil {
@@ -130,7 +135,7 @@ func (d *rowDecoder) decode(data []byte) error {
 		}
 	}
 	if p != len(data) {
-		return corruptionf("buffered row: %d trailing bytes", len(data)-p)
+		return fmt.Errorf("%d trailing bytes", len(data)-p)
 	}
 	return nil
 }
