@@ -390,6 +390,22 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 	}
 }
 
+// notesRows is the number of rows of notesTable's table.
+const notesRows = 2*storage.RowGroupRows + 700
+
+// notesTable opens a session on a database holding table r (id, note,
+// pad) of notesRows rows in fragments of 64 kB chunks: row g has id g,
+// note 'note of row g' and pad 3g.
+func notesTable(t *testing.T) (*storage.DB, *Session) {
+	t.Helper()
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", notesRows-1),
+		fmt.Sprintf("INSERT 0 %d", notesRows))
+	flushAll(t, db)
+	return db, s
+}
+
 // TestCopyToTensorExactByID streams exact shuffles of a table, which hold
 // only row ids and read the rows by id as they are sent: every row's
 // values must be its own (with and without a WHERE), every row must come
@@ -397,12 +413,8 @@ func TestCopyToTensorShuffledStartBatch(t *testing.T) {
 // without reading the rows it skips, and a VERSION must give the rows as
 // that version has them.
 func TestCopyToTensorExactByID(t *testing.T) {
-	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	const n = 2*storage.RowGroupRows + 700
-	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
-	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", n-1),
-		fmt.Sprintf("INSERT 0 %d", n))
-	flushAll(t, db)
+	db, s := notesTable(t)
+	const n = notesRows
 	vs, err := db.Versions("r")
 	if err != nil || len(vs) == 0 {
 		t.Fatal(vs, err)
@@ -541,17 +553,14 @@ func TestCopyToTensorLateRows(t *testing.T) {
 
 // TestCopyToTensorOrderByRandom streams SELECT ... ORDER BY random() of one
 // table: it is the exact shuffle of the same rows by id (the same frames
-// as SHUFFLE 'exact' with the stream's SEED), so it holds ids instead of
-// rows, resumes at START_BATCH without reading the skipped rows, and
-// applies a LIMIT and OFFSET to the shuffled order. Without SEED each
-// statement draws its own order; sharded, the shards read disjoint rows.
+// as SHUFFLE 'exact' with the stream's SEED, which a sort of the rows
+// could not give), so it holds ids instead of rows and resumes at
+// START_BATCH as TestCopyToTensorExactByID checks; a LIMIT and OFFSET
+// apply to the shuffled order. Without SEED each statement draws its own
+// order; sharded, the shards read disjoint rows.
 func TestCopyToTensorOrderByRandom(t *testing.T) {
-	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	const n = 2*storage.RowGroupRows + 700
-	mustRun(t, s, "CREATE TABLE r (id bigint, note text, pad bigint) WITH (chunk_size = '64kB')", "")
-	mustRun(t, s, fmt.Sprintf("INSERT INTO r SELECT g, 'note of row ' || g::text, g * 3 FROM generate_series(0, %d) g", n-1),
-		fmt.Sprintf("INSERT 0 %d", n))
-	flushAll(t, db)
+	_, s := notesTable(t)
+	const n = notesRows
 	mustRun(t, s, "DELETE FROM r WHERE id = 100", "DELETE 1")
 	const sel = "SELECT note, id FROM r WHERE id % 3 <> 1"
 	want := copyFrames(t, s, "COPY ("+sel+") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5)")
