@@ -41,16 +41,27 @@ type CopyTo struct {
 	limited       bool
 	limit, offset int64
 	rng           *rand.Rand
+	// global is set for a sharded exact shuffle whose LIMIT counts the
+	// rows of all shards (randomOrder): each shard draws the permutation
+	// of all the rows and takes its rows of the LIMIT by position.
+	global bool
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	c := &CopyTo{env: env}
-	rn, rng, limit, offset, err := randomOrder(env, n)
+	if t := n.Options.Tensor; n.Options.Format == plan.CopyTensor && t.SeedSet {
+		// random() in the stream's query draws from SEED: an order by
+		// random() is then the same in every run and on every shard, so
+		// shards dealt by position are disjoint.
+		env.r = rand.New(rand.NewPCG(t.Seed, randomSeedStream))
+	}
+	rn, rng, limit, offset, global, err := randomOrder(env, n)
 	if err != nil {
 		return nil, err
 	}
+	c.global = global
 	if rn == nil {
 		if rn, limit, offset, err = plainLimit(env, n); err != nil {
 			return nil, err
@@ -75,6 +86,10 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	}
 	return c, nil
 }
+
+// randomSeedStream is the PCG stream of random() in a tensor stream's
+// query with SEED.
+const randomSeedStream = 0xbb67ae8584caa73b
 
 // borrowingQuery returns n's query, or for a tensor stream of a table's
 // columns in order a copy of it whose scan borrows the chunks' memory:

@@ -20,63 +20,68 @@ import (
 // rows are dealt to the shards by row group before they are shuffled, with
 // SEED's deal (the default seed's without one), so N shards read disjoint
 // rows even though each draws its own order. A LIMIT or OFFSET applies to
-// the stream (limit, offset; limit -1 for none); sharded, the query is left
-// as it is, since its LIMIT applies to the rows of all shards together.
+// the stream (limit, offset; limit -1 for none). Sharded, a LIMIT counts
+// the rows of all the shards: with SEED each shard draws the unsharded
+// stream's permutation and takes its rows of the LIMIT by position
+// (global); without SEED the shards could not agree, and the query is left
+// as it is.
 //
 // It returns nil when n is not such a stream.
-func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, limit, offset int64, err error) {
+func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, limit, offset int64, global bool, err error) {
 	t := n.Options.Tensor
 	if n.Options.Format != plan.CopyTensor || env.Txn == nil {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	// Project(visible columns) over [Limit over] Sort over Project(columns,
 	// random()) over Scan.
 	outer, ok := n.Query.(*plan.Project)
 	if !ok {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	under := outer.Input
 	lim, _ := under.(*plan.Limit)
 	if lim != nil {
-		if t.World > 1 {
-			return nil, nil, 0, 0, nil
+		if t.World > 1 && !t.SeedSet {
+			// The shards could not agree on which rows the LIMIT takes.
+			return nil, nil, 0, 0, false, nil
 		}
+		global = t.World > 1
 		under = lim.Input
 	}
 	srt, ok := under.(*plan.Sort)
 	if !ok || len(srt.Keys) == 0 {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	inner, ok := srt.Input.(*plan.Project)
 	if !ok {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	scan, ok := inner.Input.(*plan.Scan)
 	if !ok {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	// The first key is random(): the keys after it never decide (ties of
 	// random() do not happen), and its direction does not matter.
 	key := srt.Keys[0].Col
 	if call, ok := inner.Exprs[key].(*plan.Call); !ok || call.Op != plan.OpRandom {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, false, nil
 	}
 	exprs := make([]plan.Expr, len(outer.Exprs))
 	for i, e := range outer.Exprs {
 		ref, ok := e.(*plan.ColRef)
 		if !ok || ref.Idx == key {
 			// A computed column, or random()'s value itself, is sent.
-			return nil, nil, 0, 0, nil
+			return nil, nil, 0, 0, false, nil
 		}
 		if _, ok := inner.Exprs[ref.Idx].(*plan.ColRef); !ok {
-			return nil, nil, 0, 0, nil
+			return nil, nil, 0, 0, false, nil
 		}
 		exprs[i] = inner.Exprs[ref.Idx]
 	}
 	limit = -1
 	if lim != nil {
 		if limit, offset, err = limitValues(env, lim); err != nil {
-			return nil, nil, 0, 0, err
+			return nil, nil, 0, 0, false, err
 		}
 	}
 	c := *n
@@ -86,7 +91,7 @@ func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, lim
 		r := env.rng()
 		rng = rand.New(rand.NewPCG(r.Uint64(), r.Uint64()))
 	}
-	return &c, rng, limit, offset, nil
+	return &c, rng, limit, offset, global, nil
 }
 
 // plainLimit rewrites an in-order, unsharded tensor stream of

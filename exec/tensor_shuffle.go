@@ -141,7 +141,7 @@ func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *
 		frames: newTensorFrames(cols),
 		w:      w,
 		// The rank is in the stream so shards shuffle independently.
-		rng:   rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15^uint64(opts.Rank))),
+		rng:   rand.New(rand.NewPCG(opts.Seed, rankSeedStream(opts.Rank))),
 		skip:  opts.StartBatch * int64(opts.BatchSize),
 		batch: uint64(opts.StartBatch),
 		end:   -1,
@@ -325,9 +325,13 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		}
 	}()
 	ts.canceled = c.env.canceled
-	ts.skip += c.offset
-	if c.limited && ts.opts.Shuffle == plan.ShuffleNone {
-		ts.end = c.offset + c.limit
+	if ts.opts.Shuffle == plan.ShuffleNone {
+		// plainLimit's OFFSET is skipped as START_BATCH's rows are;
+		// runExactByID takes randomOrder's itself.
+		ts.skip += c.offset
+		if c.limited {
+			ts.end = c.offset + c.limit
+		}
 	}
 	add := func(b *types.Batch) error {
 		if err := c.env.canceled(); err != nil {
@@ -485,6 +489,9 @@ func projectScan(q plan.Node, fn func(*types.Batch) error) func(*types.Batch) er
 	}
 }
 
+// rankSeedStream is the PCG stream of shard rank's shuffle of its rows.
+func rankSeedStream(rank int) uint64 { return 0x9e3779b97f4a7c15 ^ uint64(rank) }
+
 // groupSeedStream is the PCG stream of the shuffle of row groups; it does
 // not depend on the rank, so every shard deals the same order.
 const groupSeedStream = 0x6a09e667f3bcc908
@@ -559,11 +566,15 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 // them: the table's groups, shuffled with the seed when SHUFFLE is on,
 // dealt round-robin to the shards.
 func (c *CopyTo) shardGroups() ([]storage.RowGroup, error) {
+	return c.shardGroupsOf(c.opts.Tensor)
+}
+
+// shardGroupsOf is shardGroups for the seed, shuffle and shard of t.
+func (c *CopyTo) shardGroupsOf(t plan.TensorOptions) ([]storage.RowGroup, error) {
 	groups, err := c.env.Txn.RowGroups(c.groupScan.Table)
 	if err != nil {
 		return nil, err
 	}
-	t := c.opts.Tensor
 	if t.Shuffle != plan.ShuffleNone {
 		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
 		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
@@ -582,7 +593,15 @@ func (c *CopyTo) shardGroups() ([]storage.RowGroup, error) {
 // memory grows by 8 bytes a row instead of by the rows, and the rows that
 // START_BATCH skips are never read.
 func (c *CopyTo) runExactByID(ts *tensorStream) error {
-	groups, err := c.shardGroups()
+	t := c.opts.Tensor
+	rank, world := t.Rank, t.World
+	if c.global {
+		// Every shard draws the unsharded stream's permutation of all the
+		// rows, then takes its rows of the LIMIT by position.
+		t.Rank, t.World = 0, 1
+		ts.rng = rand.New(rand.NewPCG(t.Seed, rankSeedStream(0)))
+	}
+	groups, err := c.shardGroupsOf(t)
 	if err != nil {
 		return err
 	}
@@ -633,9 +652,17 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	if c.limited && c.offset+c.limit < int64(len(ids)) {
 		end = len(ids) - int(c.offset+c.limit)
 	}
+	offset, pos := c.offset, 0
 	for k := len(ids) - 1; k >= end; k-- {
 		s := ts.rng.IntN(k + 1)
 		ids[s], ids[k] = ids[k], ids[s]
+		if offset > 0 {
+			offset--
+			continue
+		}
+		if pos++; c.global && (pos-1)%world != rank {
+			continue
+		}
 		if ts.skip > 0 {
 			ts.skip--
 			continue

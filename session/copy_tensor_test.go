@@ -749,3 +749,42 @@ func TestCopyToTensorLimitOffset(t *testing.T) {
 	check("SELECT id, note FROM r", "", all)
 	check("SELECT note, id FROM r", ", START_BATCH 2", all)
 }
+
+// TestCopyToTensorSeededRandom: with SEED, a sharded ORDER BY random()
+// with a LIMIT (an exact shuffle of all the rows, taken by position) and
+// one kept as a sort (a join, whose random() draws from the seed) give the
+// same order in every run and on every shard: shard k sends every third
+// row of the unsharded stream from row k, so the shards are disjoint and
+// together send the query's rows once.
+func TestCopyToTensorSeededRandom(t *testing.T) {
+	_, s := notesTable(t)
+	for _, q := range []string{
+		"SELECT id FROM r ORDER BY random() LIMIT 5000",
+		"SELECT id FROM r WHERE id % 5 <> 0 ORDER BY random() LIMIT 4000 OFFSET 777",
+		"SELECT a.id FROM r a JOIN r b ON a.id = b.pad WHERE b.id < 3000 ORDER BY random()",
+	} {
+		one := copyIDs(t, s, "COPY ("+q+") TO STDOUT WITH (FORMAT tensor, SEED 3)")
+		if again := copyIDs(t, s, "COPY ("+q+") TO STDOUT WITH (FORMAT tensor, SEED 3)"); !slices.Equal(one, again) || slices.IsSorted(one) || len(one) < 900 {
+			t.Fatalf("%s: %d rows, the same order twice %v", q, len(one), slices.Equal(one, again))
+		}
+		if other := copyIDs(t, s, "COPY ("+q+") TO STDOUT WITH (FORMAT tensor, SEED 4)"); slices.Equal(one, other) {
+			t.Fatalf("%s: SEED 3 and 4 gave one order", q)
+		}
+		// Shard k sends rows k, k+3, k+6, ... of the unsharded stream;
+		// resumed at START_BATCH, from that batch on.
+		for rank := range 3 {
+			var want []int64
+			for i := rank; i < len(one); i += 3 {
+				want = append(want, one[i])
+			}
+			got := copyIDs(t, s, fmt.Sprintf("COPY (%s) TO STDOUT WITH (FORMAT tensor, SEED 3, SHARD '%d/3')", q, rank))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: shard %d/3 sent %d rows, not every third row of the unsharded stream (%d)", q, rank, len(got), len(want))
+			}
+			got = copyIDs(t, s, fmt.Sprintf("COPY (%s) TO STDOUT WITH (FORMAT tensor, SEED 3, SHARD '%d/3', BATCH_SIZE 100, START_BATCH 2)", q, rank))
+			if !slices.Equal(got, want[200:]) {
+				t.Fatalf("%s: shard %d/3 at START_BATCH 2 sent %d rows, want %d", q, rank, len(got), len(want)-200)
+			}
+		}
+	}
+}
