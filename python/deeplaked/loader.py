@@ -93,9 +93,11 @@ class DataLoader(_Base):
     """Batches of a table or a query, streamed by the server.
 
     Builder methods return a new loader: .filter(cond), .columns([...]),
-    .batch_size(n), .shuffle(flag=True, seed=None) (seed None: 0, the
-    server's default, so the order is the same each epoch; pass a new seed per
-    epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
+    .batch_size(n), .shuffle(flag=True, seed=None) (seed None: in the
+    workers of a DataLoader(num_workers=N > 1), the epoch's base seed torch
+    draws, shared by the workers and new each epoch; in one process 0, the
+    server's default, so the order is the same each epoch: pass a new seed
+    per epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
     .shard(rank, world_size), .drop_last(), .start_batch(n), .with_validity(),
     .to_numpy(), .to_torch(device="cpu", pin_memory=False).
 
@@ -209,10 +211,23 @@ class DataLoader(_Base):
             rank, world = rank * info.num_workers + info.id, world * info.num_workers
         return rank, world
 
+    def _epoch_seed(self):
+        """The seed of this process's statement: the one given; else, in a
+        DataLoader worker of several, the base seed torch draws for the
+        epoch (the same in every worker, a new one each epoch), so that the
+        workers' shards agree on one order (random() in the query draws
+        from SEED as well) and each epoch reshuffles; else None."""
+        if self._seed is not None or torch is None:
+            return self._seed
+        info = torch.utils.data.get_worker_info()
+        if info is None or info.num_workers < 2:
+            return None
+        return (info.seed - info.id) % (1 << 63)
+
     def sql(self):
         """The COPY statement this process (or DataLoader worker) runs."""
         return copy_sql(self.query(), batch_size=self._batch_size, shuffle=self._shuffle,
-                        seed=self._seed, shuffle_buffer=self._shuffle_buffer,
+                        seed=self._epoch_seed(), shuffle_buffer=self._shuffle_buffer,
                         shard=self._shard_for_worker(), drop_last=self._drop_last,
                         start_batch=self._start_batch)
 

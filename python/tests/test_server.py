@@ -122,6 +122,19 @@ def test_workers_split(db, samples):
     assert sorted(got) == list(range(1, ROWS + 1))
 
 
+def test_workers_agree_on_random_order(db, samples):
+    # A query ordered by random() that the server keeps as a sort (a
+    # join): the workers' statements get the epoch's shared seed, so
+    # their shards are disjoint; the next epoch draws a new order.
+    torch = pytest.importorskip("torch")
+    q = ("SELECT a.id FROM %s a JOIN %s b ON a.id = b.id ORDER BY random()" % (samples, samples))
+    dl = torch.utils.data.DataLoader(db.dataloader(q).batch_size(8).to_torch(), batch_size=None, num_workers=2)
+    epochs = [[int(i) for b in dl for i in b["id"]] for _ in range(2)]
+    for got in epochs:
+        assert sorted(got) == list(range(1, ROWS + 1))
+    assert epochs[0] != epochs[1]
+
+
 def test_server_error(db):
     import psycopg
     with pytest.raises(psycopg.Error) as e:
