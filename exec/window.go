@@ -55,6 +55,9 @@ func (w *windowOp) Next() (*types.Batch, error) {
 			if err := w.env.canceled(); err != nil {
 				return nil, err
 			}
+			if heldBytes(w.part) > maxBuildBytes {
+				return nil, tooMuchMemory("a window partition")
+			}
 			if b == nil {
 				w.done = true
 				break

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -96,5 +97,26 @@ func TestWindowFunctions(t *testing.T) {
 	}
 	if got := windowRows(t, nil, true, call(plan.WinRowNumber, -1, types.TypInt8)); got != "" {
 		t.Fatalf("empty input: %q", got)
+	}
+}
+
+// TestWindowPartitionMemoryBound: one partition past maxBuildBytes fails
+// with 53200 instead of growing without bound.
+func TestWindowPartitionMemoryBound(t *testing.T) {
+	defer func(old int64) { maxBuildBytes = old }(maxBuildBytes)
+	maxBuildBytes = 1 << 10
+	vals := &plan.Values{Cols: []plan.Column{{Name: "grp", Type: types.TypInt4, Ordinal: -1}, {Name: "v", Type: types.TypInt8, Ordinal: -1}}}
+	for i := range 3000 {
+		vals.Rows = append(vals.Rows, []plan.Expr{plan.IntConst(types.TypInt4, 1), plan.IntConst(types.TypInt8, int64(i))})
+	}
+	w := &plan.Window{Input: vals, PartitionBy: []int{0},
+		Calls: []plan.WindowCall{{Func: plan.WinRowNumber, Arg: -1, Default: -1, Typ: types.TypInt8, Offset: 1}}}
+	op, err := Build(&Env{Ctx: context.Background()}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if _, err := op.Next(); pgerror.GetCode(err) != pgerror.OutOfMemory {
+		t.Fatalf("got %v, want 53200", err)
 	}
 }
