@@ -44,6 +44,57 @@ type RowFetcher struct {
 	f      *fetcher
 	found  []uint64
 	key    []byte
+	// upTo is the last version whose deletions count. The deleted ids
+	// are looked up one by one (a point read of each id's deletion
+	// marker) until pointChecks reaches pointCheckRows; then all of them
+	// are loaded into s.deleted (loaded), once.
+	upTo        uint64
+	loaded      bool
+	pointChecks int
+}
+
+// pointCheckRows is how many rows a RowFetcher checks for deletion one by
+// one before it loads every deletion marker of the table: a primary key
+// lookup reads one marker key, not all of them, while a stream of many
+// rows reads them all once.
+const pointCheckRows = 4096
+
+// deleted reports whether row id is deleted as rf reads the table.
+func (rf *RowFetcher) deleted(id uint64) (bool, error) {
+	if tt := rf.tt; tt != nil {
+		if _, ok := tt.deleted[id]; ok {
+			return true, nil
+		}
+		if _, ok := tt.ownDel[id]; ok {
+			return true, nil
+		}
+	}
+	if !rf.loaded && rf.pointChecks >= pointCheckRows {
+		if err := rf.s.loadDeleted(rf.txn.snap, rf.upTo); err != nil {
+			return false, err
+		}
+		rf.loaded = true
+	}
+	if rf.loaded {
+		d := rf.s.deleted
+		i := sort.Search(len(d), func(i int) bool { return d[i] >= id })
+		return i < len(d) && d[i] == id, nil
+	}
+	rf.pointChecks++
+	rf.key = appendIDKey(rf.key[:0], rf.t.ID, tagDelete, id)
+	v, closer, err := rf.txn.snap.Get(rf.key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, ioErrorf(err, "reading table %q", rf.t.Name)
+	}
+	defer closer.Close()
+	x, n := binary.Uvarint(v)
+	if n <= 0 {
+		return false, corruptionf("table %q: bad deletion marker %x", rf.t.Name, rf.key)
+	}
+	return x <= rf.upTo, nil
 }
 
 // NewRowFetcher returns a RowFetcher of columns cols of table t. With asOf
@@ -55,21 +106,10 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 		return nil, err
 	}
 	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, 0)
-	rf := &RowFetcher{txn: txn, t: t, cols: cols, s: s,
+	rf := &RowFetcher{txn: txn, t: t, cols: cols, s: s, upTo: math64(asOf),
 		f: &fetcher{db: txn.db, t: t, cols: cols, headers: make(map[string]colChunkHeader)}}
-	if err := s.loadDeleted(txn.snap, math64(asOf)); err != nil {
-		s.Close()
-		return nil, err
-	}
 	if tt := txn.tables[t.ID]; tt != nil && asOf == 0 {
 		rf.tt = tt
-		for id := range tt.deleted {
-			s.deleted = append(s.deleted, id)
-		}
-		for id := range tt.ownDel {
-			s.deleted = append(s.deleted, id)
-		}
-		sort.Slice(s.deleted, func(i, j int) bool { return s.deleted[i] < s.deleted[j] })
 		if tt.w != nil {
 			var err error
 			if rf.own, rf.ownMem, err = tt.w.view(); err != nil {
@@ -112,7 +152,11 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 	rf.f.out = dst
 	found := rf.found[:0]
 	for _, id := range ids {
-		if i := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id }); i < len(s.deleted) && s.deleted[i] == id {
+		del, err := rf.deleted(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if del {
 			continue
 		}
 		ok := false

@@ -188,3 +188,82 @@ func TestFetchRowsAsOf(t *testing.T) {
 		t.Fatalf("now: found %v, err %v; want none", found, err)
 	}
 }
+
+// TestFetchRowsDeletionChecks: a fetch of a few rows checks their own
+// deletion markers, one point read each, instead of loading every marker
+// of the table (a primary key lookup on a table with many deleted rows
+// stays cheap); a RowFetcher that goes on to fetch many rows loads them
+// all, once. Either way the deleted rows are left out, and a fetch as of
+// a version before the deletions finds them.
+func TestFetchRowsDeletionChecks(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, intTable("dc", 0))
+	const n = 3 * pointCheckRows
+	insert(t, db, tbl, intRows(0, n))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.Versions("dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := vs[len(vs)-1].Version
+	_, ids := scanAll(t, db, nil, tbl, []int{0})
+	var gone []uint64
+	for i := 0; i < n; i += 3 {
+		gone = append(gone, ids[i])
+	}
+	del := db.Begin()
+	if err := del.Delete(tbl, gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := del.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	loads := db.Stats().DeletionLoads.Load()
+	for _, c := range []struct {
+		id   uint64
+		want int
+	}{{ids[1], 1}, {ids[3], 0}, {ids[n-3], 0}, {ids[n-1], 1}} {
+		_, found, err := txn.FetchRows(tbl, []int{0}, []uint64{c.id})
+		if err != nil || len(found) != c.want {
+			t.Fatalf("row %d: found %v, %v; want %d rows", c.id, found, err, c.want)
+		}
+	}
+	if got := db.Stats().DeletionLoads.Load() - loads; got != 0 {
+		t.Fatalf("4 single-row fetches loaded every deletion marker %d times", got)
+	}
+	for _, asOf := range []uint64{0, before} {
+		rf, err := txn.NewRowFetcher(tbl, []int{0}, asOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads := db.Stats().DeletionLoads.Load()
+		var got []int64
+		for lo := 0; lo < n; lo += 1000 {
+			b, _, err := rf.Fetch(ids[lo:min(n, lo+1000)], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, b.Cols[0].Ints...)
+		}
+		rf.Close()
+		want := n - len(gone)
+		if asOf != 0 {
+			want = n
+		}
+		if len(got) != want {
+			t.Fatalf("as of %d: %d rows, want %d", asOf, len(got), want)
+		}
+		for _, v := range got {
+			if asOf == 0 && v%3 == 0 {
+				t.Fatalf("deleted row %d fetched", v)
+			}
+		}
+		if l := db.Stats().DeletionLoads.Load() - loads; l != 1 {
+			t.Fatalf("as of %d: %d rows fetched loaded the markers %d times, want once", asOf, n, l)
+		}
+	}
+}

@@ -63,6 +63,9 @@ type ScanStats struct {
 	// IndexRebuilds counts vector indexes rebuilt without their deleted
 	// rows.
 	IndexRebuilds atomic.Int64
+	// DeletionLoads counts loads of every deletion marker of a table (a
+	// scan's, or a RowFetcher's once it has checked many rows).
+	DeletionLoads atomic.Int64
 }
 
 // Scanner reads a table's rows from one consistent view: its fragments,
@@ -264,6 +267,7 @@ func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanne
 
 // loadDeleted reads the deletion markers with a version at most upTo.
 func (s *Scanner) loadDeleted(r pebble.Reader, upTo uint64) error {
+	s.db.stats.DeletionLoads.Add(1)
 	lo, hi := sectionSpan(s.t.ID, tagDelete)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
