@@ -109,3 +109,69 @@ func BenchmarkInsertScan(b *testing.B) {
 		b.ReportMetric(float64(total*b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
 }
+
+// BenchmarkPKLookupDeleted looks rows up by primary key in a table of
+// 100k rows, a third of them deleted (their markers not yet compacted
+// away), and, as the anchor in the same run, in the same table without
+// deletions; it reports the ratio of the two (1 when a lookup reads only
+// its own row's marker).
+//
+//	go test ./storage -run '^$' -bench PKLookupDeleted
+func BenchmarkPKLookupDeleted(b *testing.B) {
+	const n = 100_000
+	setup := func(deleteSome bool) (*DB, *TableDesc) {
+		db := openMem(b, 1<<30)
+		tbl := createTable(b, db, intTable("pk", 0))
+		insert(b, db, tbl, intRows(0, n))
+		if err := db.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if deleteSome {
+			_, ids := scanAll(b, db, nil, tbl, []int{0})
+			var gone []uint64
+			for i := 0; i < n; i += 3 {
+				gone = append(gone, ids[i])
+			}
+			txn := db.Begin()
+			if err := txn.Delete(tbl, gone); err != nil {
+				b.Fatal(err)
+			}
+			if err := txn.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return db, tbl
+	}
+	lookup := func(b *testing.B, db *DB, tbl *TableDesc) float64 {
+		txn := db.Begin()
+		defer txn.Rollback()
+		i := int64(0)
+		val := types.NewVec(types.TypInt8, 1)
+		for b.Loop() {
+			i = (i + 7919) % n
+			val.Reset()
+			val.AppendInt(i)
+			sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{1}, Preds: []ZonePred{{Col: 0, Op: ZoneEq, Val: val}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := sc.Next(); err != nil {
+				b.Fatal(err)
+			}
+			sc.Close()
+		}
+		return float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	}
+	var plain, deleted float64
+	b.Run("no-deletions", func(b *testing.B) {
+		db, tbl := setup(false)
+		plain = lookup(b, db, tbl)
+	})
+	b.Run("third-deleted", func(b *testing.B) {
+		db, tbl := setup(true)
+		deleted = lookup(b, db, tbl)
+		if plain > 0 {
+			b.ReportMetric(deleted/plain, "x-anchor")
+		}
+	})
+}
