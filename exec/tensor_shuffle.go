@@ -18,7 +18,9 @@ import (
 // rows of an exact shuffle.
 type rowStore struct {
 	cols []storeCol
-	n    int
+	// n is the slots in use; alloc the slots made (a slot past n, let go
+	// by n--, is reused).
+	n, alloc int
 	// size is about the memory the slots' values took when set, for the
 	// exact shuffle's budget (exactSpillBytes).
 	size int64
@@ -41,7 +43,11 @@ func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, 
 // holds it.
 func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 	if s == st.n {
-		st.addSlot()
+		if st.n < st.alloc {
+			st.n++
+		} else {
+			st.addSlot()
+		}
 	}
 	for j, v := range cols {
 		c := &st.cols[j]
@@ -83,6 +89,7 @@ func (st *rowStore) addSlot() {
 		}
 	}
 	st.n++
+	st.alloc++
 	st.size += int64(len(st.cols)) * 42 // a slot's entries in the five slices
 }
 
@@ -127,6 +134,9 @@ type tensorStream struct {
 	// id in each slot of the buffer instead of its values.
 	replaying bool
 	slotIDs   []uint64
+	// grown counts the rows that joined the shuffle buffer while it was
+	// growing (growOut).
+	grown int
 	// spill holds an exact shuffle's rows once they outgrow memory (see
 	// keep); scratch is a one-slot store its rows pass through. tempFile
 	// makes its file (nil: rows stay in memory).
@@ -174,20 +184,51 @@ func (ts *tensorStream) add(b *types.Batch) error {
 				return err
 			}
 		default:
-			if ts.store.n < ts.opts.ShuffleBuffer {
-				ts.store.set(ts.store.n, b.Cols, i, ts.frames)
+			st := ts.store
+			if st.n < ts.opts.ShuffleBuffer {
+				// Filling, then growing (see shuffleFill).
+				st.set(st.n, b.Cols, i, ts.frames)
+				if !ts.growOut(st.n) {
+					continue
+				}
+				s := ts.rng.IntN(st.n)
+				if err := ts.emitSlot(s); err != nil {
+					return err
+				}
+				st.swap(s, st.n-1)
+				st.n--
 				continue
 			}
 			// The buffer is full: a random buffered row goes out and the
 			// incoming row takes its slot.
-			s := ts.rng.IntN(ts.store.n)
+			s := ts.rng.IntN(st.n)
 			if err := ts.emitSlot(s); err != nil {
 				return err
 			}
-			ts.store.set(s, b.Cols, i, ts.frames)
+			st.set(s, b.Cols, i, ts.frames)
 		}
 	}
 	return nil
+}
+
+// shuffleFill is the least number of rows a shuffle buffer holds before
+// rows start to go out: from then on, until it holds SHUFFLE_BUFFER rows,
+// every incoming row joins it and every second one a random row goes out
+// (the buffer grows by one row in two), so that the first batch does not
+// wait for the whole buffer to fill.
+func (ts *tensorStream) shuffleFill() int {
+	return min(ts.opts.ShuffleBuffer, max(ts.opts.BatchSize, 1024))
+}
+
+// growOut counts a row that has just joined a buffer not yet full, which
+// now holds n rows, and reports whether a random row goes out after it:
+// every second row once the buffer holds shuffleFill rows.
+func (ts *tensorStream) growOut(n int) bool {
+	if n <= ts.shuffleFill() {
+		return false
+	}
+	ts.grown++
+	return ts.grown%2 == 0
 }
 
 // replayIDs takes the rows with the given ids into the shuffle buffer as
@@ -199,6 +240,17 @@ func (ts *tensorStream) replayIDs(ids []uint64) int {
 	for i, id := range ids {
 		if len(ts.slotIDs) < ts.opts.ShuffleBuffer {
 			ts.slotIDs = append(ts.slotIDs, id)
+			if !ts.growOut(len(ts.slotIDs)) {
+				continue
+			}
+			s := ts.rng.IntN(len(ts.slotIDs))
+			ts.skip-- // slot s's row goes out, skipped; the last takes its slot
+			last := len(ts.slotIDs) - 1
+			ts.slotIDs[s] = ts.slotIDs[last]
+			ts.slotIDs = ts.slotIDs[:last]
+			if ts.skip == 0 {
+				return i + 1
+			}
 			continue
 		}
 		s := ts.rng.IntN(len(ts.slotIDs))

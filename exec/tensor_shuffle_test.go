@@ -160,3 +160,55 @@ func TestTensorExactShuffleSpills(t *testing.T) {
 		t.Fatalf("START_BATCH 11 of the spilled rows: %d frames, not the last %d", len(rest), len(mem)-11)
 	}
 }
+
+// firstWrite records how many batches the query had given when the
+// stream wrote its first frame.
+type firstWrite struct {
+	op    *sliceOp
+	at    int
+	count int
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if w.count == 0 {
+		w.at = w.op.i
+	}
+	w.count++
+	return len(p), nil
+}
+
+// TestTensorShuffleStartsEarly: a buffer shuffle sends its first batch
+// once it holds shuffleFill rows and has grown by a batch, not after the
+// whole SHUFFLE_BUFFER has filled; every row still goes out once.
+func TestTensorShuffleStartsEarly(t *testing.T) {
+	op := &sliceOp{}
+	for lo := 0; lo < 20000; lo += 100 {
+		b := types.NewBatch([]types.Type{types.TypInt8}, 100)
+		for i := lo; i < lo+100; i++ {
+			b.Cols[0].AppendInt(int64(i))
+		}
+		op.bs = append(op.bs, b)
+	}
+	o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 64, Shuffle: plan.ShuffleBuffer, ShuffleBuffer: 10000, World: 1}}
+	ct := &CopyTo{env: &Env{}, n: &plan.CopyTo{Query: &plan.Values{Cols: []plan.Column{{Name: "id", Type: types.TypInt8}}}, Options: o}, op: op, opts: o}
+	w := &firstWrite{op: op}
+	sent, err := ct.Run(w)
+	if err != nil || sent != 20000 {
+		t.Fatalf("%d rows sent, %v", sent, err)
+	}
+	// 1024 rows fill, then 128 more send 64: the 12th batch of 100.
+	if w.at > 12 {
+		t.Fatalf("the first frame went out after %d of the query's batches, want by 12 (the buffer holds 100)", w.at)
+	}
+	ids, _ := streamIDs(t, 20000, o.Tensor)
+	if len(ids) != 20000 || slices.IsSorted(ids) {
+		t.Fatalf("%d rows, sorted %v", len(ids), slices.IsSorted(ids))
+	}
+	seen := make([]bool, 20000)
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("row %d sent twice", id)
+		}
+		seen[id] = true
+	}
+}
