@@ -26,8 +26,9 @@ command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client-15)
 # The client matrix (test/clients) runs these clients against the server:
 # Debian's Python modules on Debian's python3, the JDBC driver with a JDK,
 # and Node.js with npm for node-postgres. The Python package's tests
-# (test/pyclient) need numpy, PyTorch and pytest.
-for mod in psycopg psycopg2 sqlalchemy pandas numpy torch pytest; do
+# (test/pyclient) need numpy, PyTorch and pytest, and pip with setuptools
+# to install the package.
+for mod in psycopg psycopg2 sqlalchemy pandas numpy torch pytest pip setuptools; do
 	/usr/bin/python3 -c "import $mod" >/dev/null 2>&1 || need_pkgs+=("python3-$mod")
 done
 [ -e /usr/share/java/postgresql.jar ] || need_pkgs+=(libpostgresql-jdbc-java)

@@ -39,3 +39,48 @@ func TestPythonPackage(t *testing.T) {
 		t.Fatalf("pytest: %v", err)
 	}
 }
+
+// TestPipInstall installs the package with pip (offline, with Debian's
+// setuptools: --no-build-isolation) into a fresh directory and streams a
+// table through the installed copy, run from outside the checkout.
+func TestPipInstall(t *testing.T) {
+	root, err := filepath.Abs("../../python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Build from a copy: a build writes build/ and *.egg-info next to
+	// the sources.
+	src := filepath.Join(t.TempDir(), "python")
+	if out, err := exec.Command("cp", "-r", root, src).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	target := t.TempDir()
+	pip := exec.Command(python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+		"--disable-pip-version-check", "--target", target, src)
+	pip.Env = append(os.Environ(), "PIP_NO_CACHE_DIR=1")
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	script := `
+import sys, deeplaked
+assert deeplaked.__file__.startswith(sys.argv[2]), deeplaked.__file__
+db = deeplaked.connect(sys.argv[1])
+db.execute("CREATE TABLE p (id int, v float4[2])")
+db.execute("INSERT INTO p SELECT g, ARRAY[g, -g] FROM generate_series(1, 10) g")
+got = [b for b in db.dataloader("p").batch_size(4).to_numpy()]
+assert [len(b["id"]) for b in got] == [4, 4, 2], got
+assert got[0]["v"].shape == (4, 2) and float(got[0]["v"][1, 1]) == -2.0
+print("ok")
+`
+	run := exec.Command(python, "-c", script, "postgres://tester@"+srv.Addr()+"/postgres?sslmode=disable", target)
+	run.Dir = t.TempDir()
+	run.Env = append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
+	if out, err := run.CombinedOutput(); err != nil || string(out) != "ok\n" {
+		t.Fatalf("the installed package: %v\n%s", err, out)
+	}
+}
