@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -158,5 +159,63 @@ func TestSpillWithoutTempFile(t *testing.T) {
 	var rec frameRecorder
 	if _, err := ct.Run(&rec); pgerror.GetCode(err) != pgerror.IOError || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("exact shuffle: %v (%s)", err, pgerror.GetCode(err))
+	}
+}
+
+// failAfter is a writer that takes n writes and then fails, as a client
+// that goes away in the middle of a stream.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		return 0, errors.New("client gone")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestSpillFilesClosed: the temporary files of a spilled sort and of a
+// spilled exact shuffle are closed when the statement ends, whether it
+// ran to the end or its client went away in the middle.
+func TestSpillFilesClosed(t *testing.T) {
+	defer func(a, b int64) { sortSpillMin, exactSpillBytes = a, b }(sortSpillMin, exactSpillBytes)
+	sortSpillMin, exactSpillBytes = 2000, 2000
+	var files []*os.File
+	tempFile := func(pattern string) (*os.File, error) {
+		f, err := os.CreateTemp(t.TempDir(), pattern)
+		files = append(files, f)
+		return f, err
+	}
+	closed := func(what string) {
+		t.Helper()
+		if len(files) == 0 {
+			t.Fatalf("%s: no temporary file made", what)
+		}
+		for _, f := range files {
+			if _, err := f.Write([]byte{0}); !errors.Is(err, os.ErrClosed) {
+				t.Fatalf("%s: a temporary file is still open (%v)", what, err)
+			}
+		}
+		files = nil
+	}
+	for _, w := range []io.Writer{io.Discard, &failAfter{n: 2}} {
+		ct := mixedCopy(t, plan.TensorOptions{BatchSize: 7, Shuffle: plan.ShuffleExact, World: 1}, 40)
+		ct.env.TempFile = tempFile
+		ct.Run(w)
+		ct.Close()
+		closed(fmt.Sprintf("exact shuffle into %T", w))
+
+		b := copyToBatch(t, mixedTypes, mixedRows...)
+		o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 7, World: 1}}
+		var cols []plan.Column
+		for i, ty := range mixedTypes {
+			cols = append(cols, plan.Column{Name: string(rune('a' + i)), Type: ty})
+		}
+		env := &Env{TempFile: tempFile}
+		sorted := &sortOp{env: env, in: &repeatOp{b: b, n: 40}, keys: []plan.SortKey{{Col: 3}}, cols: cols}
+		ct = &CopyTo{env: env, n: &plan.CopyTo{Query: &plan.Values{Cols: cols}, Options: o}, op: sorted, opts: o}
+		ct.Run(w)
+		ct.Close()
+		closed(fmt.Sprintf("sort into %T", w))
 	}
 }
