@@ -9,9 +9,10 @@ import (
 
 // randomOrder rewrites a tensor stream of
 //
-//	SELECT columns FROM table [WHERE ...] ORDER BY random() [LIMIT n] [OFFSET m]
+//	SELECT exprs FROM table [WHERE ...] ORDER BY random() [LIMIT n] [OFFSET m]
 //
-// into the exact shuffle of the same columns and rows (SHUFFLE 'exact'),
+// (exprs computed from each row alone: see rowwise) into the exact shuffle
+// of the same columns and rows (SHUFFLE 'exact'),
 // which holds 8 bytes of row id per row where the sort would hold every row.
 // Both give a uniformly random order. The shuffle's seed is the stream's
 // SEED when the statement names one, so that the order can be repeated and
@@ -73,7 +74,7 @@ func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, lim
 			// A computed column, or random()'s value itself, is sent.
 			return nil, nil, 0, 0, false, nil
 		}
-		if _, ok := inner.Exprs[ref.Idx].(*plan.ColRef); !ok {
+		if !rowwise(inner.Exprs[ref.Idx]) {
 			return nil, nil, 0, 0, false, nil
 		}
 		exprs[i] = inner.Exprs[ref.Idx]

@@ -509,12 +509,13 @@ func (c *CopyTo) groupSkipper(ts *tensorStream) (func(g *storage.RowGroup) (bool
 }
 
 // plainScan returns the scan under q when q is a scan of one table,
-// possibly under a projection of its columns (see projectScan); nil
+// possibly under a projection of expressions over its rows alone
+// (rowwise: columns, casts, ARRAY[...], arithmetic; see projectScan); nil
 // otherwise.
 func plainScan(q plan.Node) *plan.Scan {
 	if p, ok := q.(*plan.Project); ok {
 		for _, e := range p.Exprs {
-			if _, ok := e.(*plan.ColRef); !ok {
+			if !rowwise(e) {
 				return nil
 			}
 		}
@@ -524,21 +525,72 @@ func plainScan(q plan.Node) *plan.Scan {
 	return scan
 }
 
-// projectScan wraps fn so that it sees the columns of the projection of
-// columns above the scan, if the query has one.
-func projectScan(q plan.Node, fn func(*types.Batch) error) func(*types.Batch) error {
-	p, ok := q.(*plan.Project)
-	if !ok {
-		return fn
+// rowwise reports whether e's value for a row depends on that row alone,
+// so that it may be computed for any subset of the rows, in any order:
+// not random(), nextval() or pg_sleep(), and no subquery.
+func rowwise(e plan.Expr) bool {
+	switch e := e.(type) {
+	case *plan.ColRef, *plan.Const:
+		return true
+	case *plan.Cast:
+		return rowwise(e.X)
+	case *plan.Call:
+		if e.Op == plan.OpRandom || e.Op == plan.OpNextVal || e.Op == plan.OpPgSleep {
+			return false
+		}
+		return allRowwise(e.Args)
+	case *plan.Func:
+		return allRowwise(e.Args)
+	case *plan.Case:
+		if e.Else != nil && !rowwise(e.Else) {
+			return false
+		}
+		for _, w := range e.Whens {
+			if !rowwise(w.Cond) || !rowwise(w.Result) {
+				return false
+			}
+		}
+		return true
 	}
-	view := &types.Batch{Cols: make([]*types.Vec, len(p.Exprs))}
+	return false
+}
+
+func allRowwise(es []plan.Expr) bool {
+	for _, e := range es {
+		if !rowwise(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// projectScan wraps fn so that it sees the columns of the projection above
+// the scan, if the query has one, computed from each batch of the scan's.
+func (c *CopyTo) projectScan(fn func(*types.Batch) error) (func(*types.Batch) error, error) {
+	p, ok := c.n.Query.(*plan.Project)
+	if !ok {
+		return fn, nil
+	}
+	evs := make([]evaluator, len(p.Exprs))
+	for j, e := range p.Exprs {
+		ev, err := c.env.compile(e)
+		if err != nil {
+			return nil, err
+		}
+		evs[j] = ev
+	}
+	view := &types.Batch{Cols: make([]*types.Vec, len(evs))}
 	return func(b *types.Batch) error {
-		for j, e := range p.Exprs {
-			view.Cols[j] = b.Cols[e.(*plan.ColRef).Idx]
+		for j, ev := range evs {
+			v, err := ev.eval(b)
+			if err != nil {
+				return err
+			}
+			view.Cols[j] = v
 		}
 		view.SetLen(b.Len())
 		return fn(view)
-	}
+	}, nil
 }
 
 // rankSeedStream is the PCG stream of shard rank's shuffle of its rows.
@@ -560,7 +612,9 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 		return err
 	}
 	t := c.opts.Tensor
-	fn = projectScan(c.n.Query, fn)
+	if fn, err = c.projectScan(fn); err != nil {
+		return err
+	}
 	rowBytes, err := c.lateRowBytes(groups)
 	if err != nil {
 		return err
@@ -671,7 +725,7 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	pending := make([]uint64, 0, types.BatchSize)
 	sorted := make([]uint64, 0, types.BatchSize)
 	var found []uint64
-	emit := projectScan(c.n.Query, func(b *types.Batch) error {
+	emit, err := c.projectScan(func(b *types.Batch) error {
 		for _, id := range pending {
 			i, _ := slices.BinarySearch(found, id)
 			if err := ts.emitRow(b.Cols, i); err != nil {
@@ -680,6 +734,9 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	var buf *types.Batch
 	send := func() error {
 		if err := c.env.canceled(); err != nil {
@@ -855,12 +912,15 @@ func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) erro
 func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	ids := ts.slotIDs
 	base := 0
-	put := projectScan(c.n.Query, func(b *types.Batch) error {
+	put, err := c.projectScan(func(b *types.Batch) error {
 		for i := range b.Len() {
 			ts.store.set(base+i, b.Cols, i, ts.frames)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	var b *types.Batch
 	for ; base < len(ids); base += types.BatchSize {
 		part := ids[base:min(len(ids), base+types.BatchSize)]
@@ -968,8 +1028,8 @@ func checkTensorVersion(env *Env, n *plan.CopyTo, scan *plan.Scan) error {
 		scan = plainScan(n.Query)
 	}
 	if scan == nil {
-		return pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's columns").
-			WithHint("Copy the table, or SELECT its columns with an optional WHERE.")
+		return pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's rows").
+			WithHint("Copy the table, or SELECT its columns or expressions of them with an optional WHERE.")
 	}
 	sc, err := env.Txn.ScanWith(scan.Table, storage.ScanOptions{AsOf: v})
 	if err != nil {

@@ -788,3 +788,79 @@ func TestCopyToTensorSeededRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyToTensorComputedColumns streams a query of expressions over one
+// table's rows (ARRAY[...], arithmetic, functions): it is read row group
+// by row group as a table's columns are, so shards read only their own
+// groups, START_BATCH replays a buffer shuffle by id, SHUFFLE 'exact' and
+// ORDER BY random() hold ids, and VERSION applies; each row's values are
+// computed from that row.
+func TestCopyToTensorComputedColumns(t *testing.T) {
+	db, s := notesTable(t)
+	const sel = "SELECT ARRAY[id, pad] AS x, id * 2 AS d, upper(note) AS u FROM r WHERE id % 3 <> 1"
+	reads := func(f func()) int64 {
+		st := db.Stats()
+		before := st.ChunksRead.Load() + st.RangeReads.Load()
+		f()
+		return st.ChunksRead.Load() + st.RangeReads.Load() - before
+	}
+	check := func(q string, frames [][]byte) []int64 {
+		t.Helper()
+		var b stream.Batch
+		var ids []int64
+		for i, f := range frames {
+			if err := stream.ParseFrame(f, &b); err != nil {
+				t.Fatalf("%s, frame %d: %v", q, i, err)
+			}
+			x, d, u := b.Column("x").Int64(), b.Column("d").Int64(), b.Column("u")
+			for k := range d {
+				id := d[k] / 2
+				if x[2*k] != id || x[2*k+1] != 3*id || u.String(k) != fmt.Sprintf("NOTE OF ROW %d", id) || id%3 == 1 {
+					t.Fatalf("%s: row %d has x %v, u %q", q, id, x[2*k:2*k+2], u.String(k))
+				}
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	exact := copyFrames(t, s, "COPY ("+sel+") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 5)")
+	ids := check("exact", exact)
+	if want := notesRows - notesRows/3; len(ids) < want-1 || slices.IsSorted(ids) {
+		t.Fatalf("SHUFFLE 'exact': %d rows, want about %d, shuffled", len(ids), want)
+	}
+	random := copyFrames(t, s, "COPY ("+sel+" ORDER BY random()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 5)")
+	if len(random) != len(exact) || !bytes.Equal(random[3], exact[3]) {
+		t.Fatalf("ORDER BY random() with SEED 5: not SHUFFLE 'exact''s frames")
+	}
+	q := func(extra string) string {
+		return "COPY (" + sel + ") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SHUFFLE_BUFFER 5000, SEED 3" + extra + ")"
+	}
+	var full [][]byte
+	fullRead := reads(func() { full = copyFrames(t, s, q("")) })
+	check("SHUFFLE true", full)
+	if rest := copyFrames(t, s, q(", START_BATCH 9")); len(rest) != len(full)-9 || !bytes.Equal(rest[0], full[9]) {
+		t.Fatalf("START_BATCH 9: %d frames, not the full stream's from 9 on", len(rest))
+	}
+	seen := map[int64]int{}
+	for rank := range 3 {
+		var frames [][]byte
+		shardRead := reads(func() { frames = copyFrames(t, s, q(fmt.Sprintf(", SHARD '%d/3'", rank))) })
+		for _, id := range check("shard", frames) {
+			seen[id]++
+		}
+		if shardRead*3 > fullRead*2 {
+			t.Fatalf("shard %d/3 read %d chunks, the whole stream %d: it read the other shards' rows", rank, shardRead, fullRead)
+		}
+	}
+	if len(seen) != len(ids) {
+		t.Fatalf("3 shards sent %d rows, want %d", len(seen), len(ids))
+	}
+	vs, err := db.Versions("r")
+	if err != nil || len(vs) == 0 {
+		t.Fatal(vs, err)
+	}
+	v := copyFrames(t, s, "COPY ("+sel+fmt.Sprintf(") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, VERSION %d)", vs[len(vs)-1].Version))
+	if got := check("VERSION", v); len(got) != len(ids) {
+		t.Fatalf("VERSION: %d rows, want %d", len(got), len(ids))
+	}
+}
