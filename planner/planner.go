@@ -13,6 +13,7 @@ type rule struct {
 // rules run in order on every node.
 var rules = []rule{
 	{name: "hash join keys", apply: hashJoinKeys},
+	{name: "flatten subqueries", apply: flattenSubquery},
 	{name: "push filter into scan", apply: pushFilterIntoScan},
 	{name: "prune scan columns", apply: pruneScanColumns},
 	{name: "prune join columns", apply: pruneJoinColumns},

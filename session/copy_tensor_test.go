@@ -864,3 +864,35 @@ func TestCopyToTensorComputedColumns(t *testing.T) {
 		t.Fatalf("VERSION: %d rows, want %d", len(got), len(ids))
 	}
 }
+
+// TestCopyToTensorSubqueryFlattened: the queries the Python loader builds
+// around a user's query (SELECT cols FROM (query) AS q WHERE cond) stream
+// as the query of one table's rows they amount to: a shard reads only its
+// row groups, and the curated ORDER BY random() with a filter added is the
+// exact shuffle of the filtered rows.
+func TestCopyToTensorSubqueryFlattened(t *testing.T) {
+	db, s := notesTable(t)
+	reads := func(f func()) int64 {
+		st := db.Stats()
+		before := st.ChunksRead.Load() + st.RangeReads.Load()
+		f()
+		return st.ChunksRead.Load() + st.RangeReads.Load() - before
+	}
+	const wrapped = "SELECT id, note FROM (SELECT id, note, pad FROM r WHERE pad > 30) AS q WHERE (id % 2 = 0)"
+	const flat = "SELECT id, note FROM r WHERE pad > 30 AND id % 2 = 0"
+	opts := "FORMAT tensor, BATCH_SIZE 1000, SHUFFLE true, SEED 4"
+	var all [][]byte
+	allRead := reads(func() { all = copyFrames(t, s, "COPY ("+wrapped+") TO STDOUT WITH ("+opts+")") })
+	if want := copyFrames(t, s, "COPY ("+flat+") TO STDOUT WITH ("+opts+")"); len(all) != len(want) || !bytes.Equal(all[2], want[2]) {
+		t.Fatalf("the wrapped query's frames are not the flat query's")
+	}
+	shardRead := reads(func() { copyFrames(t, s, "COPY ("+wrapped+") TO STDOUT WITH ("+opts+", SHARD '1/3')") })
+	if shardRead*3 > allRead*2 {
+		t.Fatalf("shard 1/3 of the wrapped query read %d chunks, all of it %d", shardRead, allRead)
+	}
+	curated := copyFrames(t, s, "COPY (SELECT * FROM (SELECT id, note FROM r WHERE pad > 30 ORDER BY RANDOM()) AS q WHERE (id % 2 = 0)) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SEED 6)")
+	exact := copyFrames(t, s, "COPY ("+flat+") TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHUFFLE 'exact', SEED 6)")
+	if len(curated) != len(exact) || !bytes.Equal(curated[1], exact[1]) {
+		t.Fatalf("the filtered ORDER BY RANDOM() is not the exact shuffle of the filtered rows")
+	}
+}
