@@ -762,6 +762,9 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		end = len(ids) - int(c.offset+c.limit)
 	}
 	offset, pos := c.offset, 0
+	// The first fetch is one frame's rows, so that it goes out without
+	// waiting for the reads of the next ones.
+	want := min(ts.opts.BatchSize, cap(pending))
 	for k := len(ids) - 1; k >= end; k-- {
 		s := ts.rng.IntN(k + 1)
 		ids[s], ids[k] = ids[k], ids[s]
@@ -776,10 +779,11 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 			ts.skip--
 			continue
 		}
-		if pending = append(pending, ids[k]); len(pending) == cap(pending) {
+		if pending = append(pending, ids[k]); len(pending) == want {
 			if err := send(); err != nil {
 				return err
 			}
+			want = cap(pending)
 		}
 	}
 	if len(pending) > 0 {
