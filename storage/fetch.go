@@ -169,7 +169,23 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 				ok = true
 			}
 		}
-		// A buffered row.
+		// A row in a fragment: committed ones, then the txn's own.
+		for k := 0; !ok && k <= len(rf.frags); k++ {
+			fr, mem := rf.own, rf.ownMem
+			if k < len(rf.frags) {
+				fr, mem = rf.frags[k], nil
+			}
+			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
+				continue
+			}
+			hit, err := rf.f.fromFragment(fr, mem, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			ok = hit
+		}
+		// A buffered row: one not in a fragment (a flush moves rows
+		// from the buffer into a fragment in one commit).
 		if !ok {
 			rf.key = appendIDKey(rf.key[:0], t.ID, tagRow, id)
 			v, closer, err := rf.txn.snap.Get(rf.key)
@@ -189,21 +205,6 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 			case !errors.Is(err, pebble.ErrNotFound):
 				return nil, nil, ioErrorf(err, "reading row %d of %q", id, t.Name)
 			}
-		}
-		// A row in a fragment: committed ones, then the txn's own.
-		for k := 0; !ok && k <= len(rf.frags); k++ {
-			fr, mem := rf.own, rf.ownMem
-			if k < len(rf.frags) {
-				fr, mem = rf.frags[k], nil
-			}
-			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
-				continue
-			}
-			hit, err := rf.f.fromFragment(fr, mem, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			ok = hit
 		}
 		if ok {
 			found = append(found, id)
@@ -225,6 +226,29 @@ type fetcher struct {
 	block    []byte
 	blockKey string
 	blockOff int64
+	// keys holds the object keys of the chunks read, built once each.
+	keys map[chunkRef]string
+}
+
+// chunkRef names a chunk of a fragment's stored column.
+type chunkRef struct {
+	frag uint64
+	col  int
+	seq  uint32
+}
+
+// key returns the object key of chunk seq of column col of fr.
+func (f *fetcher) key(fr *fragment, col int, seq uint32) string {
+	ref := chunkRef{fr.ID, col, seq}
+	k, ok := f.keys[ref]
+	if !ok {
+		if f.keys == nil {
+			f.keys = make(map[chunkRef]string)
+		}
+		k = fragChunkKey(f.t.ID, fr.ID, col, seq)
+		f.keys[ref] = k
+	}
+	return k
 }
 
 // fromFragment appends row id of fr to out if fr holds it.
@@ -241,7 +265,7 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 				continue
 			}
 			var err error
-			if ids, err = f.db.cachedChunk(ctx, f.t, fragChunkKey(f.t.ID, fr.ID, rc, ck.Seq), types.TypInt8, ck); err != nil {
+			if ids, err = f.db.cachedChunk(ctx, f.t, f.key(fr, rc, ck.Seq), types.TypInt8, ck); err != nil {
 				return false, err
 			}
 		}
@@ -276,7 +300,7 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 const smallChunkFetch = 256 << 10
 
 func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
-	key := fragChunkKey(f.t.ID, fr.ID, c, ck.Seq)
+	key := f.key(fr, c, ck.Seq)
 	typ := f.t.Columns[c].Type
 	if v := f.db.chunks.get(key); v != nil {
 		f.db.stats.ChunkCacheHits.Add(1)
