@@ -44,6 +44,9 @@ type RowFetcher struct {
 	f      *fetcher
 	found  []uint64
 	key    []byte
+	// buffered is set when the snapshot holds buffered rows of the
+	// table: only then is a row looked for among them.
+	buffered bool
 	// upTo is the last version whose deletions count. The deleted ids
 	// are looked up one by one (a point read of each id's deletion
 	// marker) until pointChecks reaches pointCheckRows; then all of them
@@ -123,6 +126,10 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 		s.Close()
 		return nil, err
 	}
+	if rf.buffered, err = hasBufferedRows(txn.snap, t); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return rf, nil
 }
 
@@ -169,24 +176,10 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 				ok = true
 			}
 		}
-		// A row in a fragment: committed ones, then the txn's own.
-		for k := 0; !ok && k <= len(rf.frags); k++ {
-			fr, mem := rf.own, rf.ownMem
-			if k < len(rf.frags) {
-				fr, mem = rf.frags[k], nil
-			}
-			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
-				continue
-			}
-			hit, err := rf.f.fromFragment(fr, mem, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			ok = hit
-		}
-		// A buffered row: one not in a fragment (a flush moves rows
-		// from the buffer into a fragment in one commit).
-		if !ok {
+		// A buffered row, when the snapshot has any (a flush moves rows
+		// from the buffer into a fragment in one commit: a row is in one
+		// or the other).
+		if !ok && rf.buffered {
 			rf.key = appendIDKey(rf.key[:0], t.ID, tagRow, id)
 			v, closer, err := rf.txn.snap.Get(rf.key)
 			switch {
@@ -205,6 +198,21 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 			case !errors.Is(err, pebble.ErrNotFound):
 				return nil, nil, ioErrorf(err, "reading row %d of %q", id, t.Name)
 			}
+		}
+		// A row in a fragment: committed ones, then the txn's own.
+		for k := 0; !ok && k <= len(rf.frags); k++ {
+			fr, mem := rf.own, rf.ownMem
+			if k < len(rf.frags) {
+				fr, mem = rf.frags[k], nil
+			}
+			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
+				continue
+			}
+			hit, err := rf.f.fromFragment(fr, mem, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			ok = hit
 		}
 		if ok {
 			found = append(found, id)
@@ -372,4 +380,19 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 	}
 	dst.AppendFrom(v, i)
 	return nil
+}
+
+// hasBufferedRows reports whether r holds any buffered row of t.
+func hasBufferedRows(r pebble.Reader, t *TableDesc) (bool, error) {
+	lo, hi := sectionSpan(t.ID, tagRow)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return false, ioErrorf(err, "reading table %q", t.Name)
+	}
+	defer it.Close()
+	found := it.First()
+	if err := it.Error(); err != nil {
+		return false, ioErrorf(err, "reading table %q", t.Name)
+	}
+	return found, nil
 }
