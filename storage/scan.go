@@ -768,11 +768,14 @@ func (cc *colCursor) start(i int) *chunkLoad {
 		cc.loads = make(map[int]*chunkLoad)
 	}
 	ck := cc.f.Cols[cc.col][i]
-	// A chunk that holds rows outside the scan's span (a row group's
-	// rows) goes through the chunk cache: the scans of the groups next to
-	// this one read it too, and a narrow column's chunk may span many
-	// groups. A large one only while the cache has room, as for fetches.
-	partial := ck.Start < cc.span[0] || ck.Start+ck.Rows > cc.span[1]
+	// A chunk that holds more rows than the scan's span (a row group's
+	// rows), as a narrow column's chunk may hold those of many groups,
+	// goes through the chunk cache: the scans of the next groups read it
+	// too. A large one only while the cache has room, as for fetches. A
+	// smaller chunk across the span's edge is read again by the next
+	// group's scan: caching it would churn the cache (and the read
+	// buffers it keeps) for one read saved.
+	partial := (ck.Start < cc.span[0] || ck.Start+ck.Rows > cc.span[1]) && ck.Rows > cc.span[1]-cc.span[0]
 	ld := &chunkLoad{done: make(chan struct{}),
 		shared: cc.l.cached || partial && (ck.Size <= smallChunkFetch || cc.l.db.chunks.room(ck.Size))}
 	cc.loads[i] = ld
