@@ -114,41 +114,7 @@ func deterministic(e plan.Expr) bool {
 
 // substitute returns e with every column reference i replaced by exprs[i].
 func substitute(e plan.Expr, exprs []plan.Expr) plan.Expr {
-	switch e := e.(type) {
-	case *plan.ColRef:
-		return exprs[e.Idx]
-	case *plan.Call:
-		c := *e
-		c.Args = substituteAll(e.Args, exprs)
-		return &c
-	case *plan.Cast:
-		c := *e
-		c.X = substitute(e.X, exprs)
-		return &c
-	case *plan.Case:
-		c := *e
-		c.Whens = make([]plan.When, len(e.Whens))
-		for i, w := range e.Whens {
-			c.Whens[i] = plan.When{Cond: substitute(w.Cond, exprs), Result: substitute(w.Result, exprs)}
-		}
-		if e.Else != nil {
-			c.Else = substitute(e.Else, exprs)
-		}
-		return &c
-	case *plan.Func:
-		c := *e
-		c.Args = substituteAll(e.Args, exprs)
-		return &c
-	}
-	return e
-}
-
-func substituteAll(es, exprs []plan.Expr) []plan.Expr {
-	out := make([]plan.Expr, len(es))
-	for i, e := range es {
-		out[i] = substitute(e, exprs)
-	}
-	return out
+	return mapRefs(e, func(r *plan.ColRef) plan.Expr { return exprs[r.Idx] })
 }
 
 func anySubquery(es []plan.Expr) bool {

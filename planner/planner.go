@@ -240,38 +240,54 @@ func Walk(e plan.Expr, fn func(plan.Expr)) {
 
 // Remap returns e with every column reference i renumbered to remap[i].
 func Remap(e plan.Expr, remap []int) plan.Expr {
+	return mapRefs(e, func(r *plan.ColRef) plan.Expr {
+		c := *r
+		c.Idx = remap[r.Idx]
+		return &c
+	})
+}
+
+// mapRefs returns e with every column reference r replaced by fn(r); the
+// rest of e is copied where it changes, never modified.
+func mapRefs(e plan.Expr, fn func(*plan.ColRef) plan.Expr) plan.Expr {
+	all := func(es []plan.Expr) []plan.Expr {
+		out := make([]plan.Expr, len(es))
+		for i, e := range es {
+			out[i] = mapRefs(e, fn)
+		}
+		return out
+	}
 	switch e := e.(type) {
 	case *plan.ColRef:
-		c := *e
-		c.Idx = remap[e.Idx]
-		return &c
+		return fn(e)
 	case *plan.Call:
 		c := *e
-		c.Args = remapAll(e.Args, remap)
+		c.Args = all(e.Args)
 		return &c
 	case *plan.Cast:
 		c := *e
-		c.X = Remap(e.X, remap)
+		c.X = mapRefs(e.X, fn)
 		return &c
 	case *plan.Case:
 		c := *e
 		c.Whens = make([]plan.When, len(e.Whens))
 		for i, w := range e.Whens {
-			c.Whens[i] = plan.When{Cond: Remap(w.Cond, remap), Result: Remap(w.Result, remap)}
+			c.Whens[i] = plan.When{Cond: mapRefs(w.Cond, fn), Result: mapRefs(w.Result, fn)}
 		}
 		if e.Else != nil {
-			c.Else = Remap(e.Else, remap)
+			c.Else = mapRefs(e.Else, fn)
 		}
 		return &c
 	case *plan.Func:
 		c := *e
-		c.Args = remapAll(e.Args, remap)
+		c.Args = all(e.Args)
 		return &c
 	case *plan.Subquery:
+		// The plan reads its own input; only Test and Args read ours.
 		c := *e
-		c.Args = remapAll(e.Args, remap)
+		c.Args = all(e.Args)
 		if e.Test != nil {
-			c.Test = Remap(e.Test, remap)
+			c.Test = mapRefs(e.Test, fn)
 		}
 		return &c
 	}
