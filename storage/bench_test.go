@@ -132,13 +132,7 @@ func BenchmarkPKLookupDeleted(b *testing.B) {
 			for i := 0; i < n; i += 3 {
 				gone = append(gone, ids[i])
 			}
-			txn := db.Begin()
-			if err := txn.Delete(tbl, gone); err != nil {
-				b.Fatal(err)
-			}
-			if err := txn.Commit(); err != nil {
-				b.Fatal(err)
-			}
+			deleteRows(b, db, tbl, gone)
 		}
 		return db, tbl
 	}

@@ -162,13 +162,7 @@ func TestFetchRowsAsOf(t *testing.T) {
 	v := vs[len(vs)-1].Version
 	_, ids := scanAll(t, db, nil, tbl, []int{0})
 	gone := []uint64{ids[7], ids[104]} // a fragment row, a buffered row
-	del := db.Begin()
-	if err := del.Delete(tbl, gone); err != nil {
-		t.Fatal(err)
-	}
-	if err := del.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	deleteRows(t, db, tbl, gone)
 	txn := db.Begin()
 	defer txn.Rollback()
 	if err := txn.Delete(tbl, []uint64{ids[3]}); err != nil { // the txn's own delete
@@ -213,13 +207,7 @@ func TestFetchRowsDeletionChecks(t *testing.T) {
 	for i := 0; i < n; i += 3 {
 		gone = append(gone, ids[i])
 	}
-	del := db.Begin()
-	if err := del.Delete(tbl, gone); err != nil {
-		t.Fatal(err)
-	}
-	if err := del.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	deleteRows(t, db, tbl, gone)
 	txn := db.Begin()
 	defer txn.Rollback()
 	loads := db.Stats().DeletionLoads.Load()

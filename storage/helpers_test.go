@@ -153,6 +153,20 @@ func insert(t testing.TB, db *DB, tbl *TableDesc, b *types.Batch) {
 	}
 }
 
+// deleteRows deletes the rows with ids from tbl in a transaction of its
+// own.
+func deleteRows(t testing.TB, db *DB, tbl *TableDesc, ids []uint64) {
+	t.Helper()
+	txn := db.Begin()
+	if err := txn.Delete(tbl, ids); err != nil {
+		txn.Rollback()
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func wantCode(t testing.TB, err error, code pgerror.Code) *pgerror.Error {
 	t.Helper()
 	var pe *pgerror.Error
