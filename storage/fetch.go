@@ -44,9 +44,11 @@ type RowFetcher struct {
 	f      *fetcher
 	found  []uint64
 	key    []byte
-	// buffered is set when the snapshot holds buffered rows of the
-	// table: only then is a row looked for among them.
-	buffered bool
+	// lookups counts the rows looked for among the buffered rows; past
+	// bufferedCheckRows, noBuffered says whether the snapshot holds none
+	// (checked once), and then no row is looked for there.
+	lookups    int
+	noBuffered bool
 	// upTo is the last version whose deletions count. The deleted ids
 	// are looked up one by one (a point read of each id's deletion
 	// marker) until pointChecks reaches pointCheckRows; then all of them
@@ -126,10 +128,6 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 		s.Close()
 		return nil, err
 	}
-	if rf.buffered, err = hasBufferedRows(txn.snap, t); err != nil {
-		s.Close()
-		return nil, err
-	}
 	return rf, nil
 }
 
@@ -179,7 +177,16 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 		// A buffered row, when the snapshot has any (a flush moves rows
 		// from the buffer into a fragment in one commit: a row is in one
 		// or the other).
-		if !ok && rf.buffered {
+		if !ok && !rf.noBuffered {
+			if rf.lookups++; rf.lookups == bufferedCheckRows {
+				has, err := hasBufferedRows(rf.txn.snap, t)
+				if err != nil {
+					return nil, nil, err
+				}
+				rf.noBuffered = !has
+			}
+		}
+		if !ok && !rf.noBuffered {
 			rf.key = appendIDKey(rf.key[:0], t.ID, tagRow, id)
 			v, closer, err := rf.txn.snap.Get(rf.key)
 			switch {
@@ -381,6 +388,12 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 	dst.AppendFrom(v, i)
 	return nil
 }
+
+// bufferedCheckRows is how many rows a RowFetcher looks for among the
+// buffered rows (a Pebble read each) before it checks, once, whether the
+// snapshot holds any: a stream of a fully flushed table then reads none,
+// and a primary key lookup does not pay for the check.
+const bufferedCheckRows = 64
 
 // hasBufferedRows reports whether r holds any buffered row of t.
 func hasBufferedRows(r pebble.Reader, t *TableDesc) (bool, error) {
