@@ -69,7 +69,7 @@ func isConstant(x plan.Expr) bool {
 	case *plan.Cast:
 		return isConstant(x.X)
 	case *plan.Call:
-		if x.Op == plan.OpRandom || x.Op == plan.OpNextVal || x.Op == plan.OpPgSleep {
+		if x.Op.Volatile() {
 			return false
 		}
 		for _, a := range x.Args {

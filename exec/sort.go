@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"os"
 	"sort"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -8,7 +9,7 @@ import (
 )
 
 // sortOp materializes its input and emits it ordered by keys. Past its
-// memory budget (sortBudget) it writes sorted runs to a temporary file and
+// memory budget (Env.spillBudget) it writes sorted runs to a temporary file and
 // merges them (sort_spill.go).
 type sortOp struct {
 	env  *Env
@@ -23,6 +24,8 @@ type sortOp struct {
 	// reads them back in order.
 	runs  *sortRuns
 	merge *runHeap
+	// tempFile makes the runs' file (nil: the rows stay in memory).
+	tempFile func() (*os.File, error)
 	// keep, when above 0, is the number of first rows a LIMIT takes: the
 	// sort holds about twice that many (see trim).
 	keep  int64
@@ -41,8 +44,8 @@ func (s *sortOp) types() []types.Type {
 func (s *sortOp) load() error {
 	ts := s.types()
 	s.all = types.NewBatch(ts, types.BatchSize)
-	budget := s.sortBudget()
-	canSpill := s.env.tempFile("") != nil
+	budget := s.env.spillBudget()
+	s.tempFile = s.env.tempFile("sort-*")
 	n := 0
 	err := Drain(s.in, func(b *types.Batch) error {
 		for i, c := range b.Cols {
@@ -56,7 +59,7 @@ func (s *sortOp) load() error {
 			}
 			n = s.all.Len()
 		}
-		if canSpill && heldBytes(s.all) > budget {
+		if s.tempFile != nil && heldBytes(s.all) > budget {
 			if err := s.spillRun(); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,42 +14,52 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// sortSpillMin is the least memory a sort holds rows in before it writes
-// them out as sorted runs to a temporary file and merges the runs; a
-// larger work_mem raises it (a variable for tests).
-var sortSpillMin int64 = 64 << 20
+// spillMin is the least memory an operator that holds rows keeps them in
+// before it writes them to a temporary file (a sort's sorted runs, an exact
+// shuffle of a query's rows); a larger work_mem raises it (a variable for
+// tests).
+var spillMin int64 = 64 << 20
 
-// sortBudget returns the memory the sort holds rows in: work_mem, or
-// sortSpillMin when that is larger (tensor rows are wide, and PostgreSQL's
-// 4 MB default would send most sorts of them to disk), and at most
-// maxSortBytes.
-func (s *sortOp) sortBudget() int64 {
-	b := sortSpillMin
-	if s.env.Setting != nil {
-		if v, ok := s.env.Setting("work_mem"); ok {
-			if kb, ok := settingKB(v); ok && kb<<10 > b {
+// spillBudget returns the memory an operator holds rows in before it
+// spills: work_mem, or spillMin when that is larger (tensor rows are wide,
+// and PostgreSQL's 4 MB default would send most of them to disk), and at
+// most maxHeldBytes.
+func (e *Env) spillBudget() int64 {
+	b := spillMin
+	if e.Setting != nil {
+		if v, ok := e.Setting("work_mem"); ok {
+			if kb, ok := MemorySettingKB(v); ok && kb<<10 > b {
 				b = kb << 10
 			}
 		}
 	}
-	return min(b, maxSortBytes)
+	return min(b, maxHeldBytes)
 }
 
-// maxSortBytes bounds the rows a sort holds in memory whatever work_mem
-// says: a column's values in one vector stay well within its 32-bit
-// offsets.
-const maxSortBytes = 1 << 30
+// maxHeldBytes bounds the rows an operator holds in memory before it
+// spills, whatever work_mem says: a column's values in one vector stay
+// well within its 32-bit offsets.
+const maxHeldBytes = 1 << 30
 
-// settingKB reads a memory setting's value ("4MB", "65536", "1GB") in kB,
-// the unit of a number without one.
-func settingKB(v string) (int64, bool) {
+// MemorySettingKB reads a memory setting's value ("4MB", "65536", "1GB")
+// in kB, the unit of a number without one, as PostgreSQL does; ok is false
+// for what is not a number with a known unit. The range is the caller's to
+// check.
+func MemorySettingKB(v string) (int64, bool) {
 	t := strings.TrimSpace(v)
 	num := strings.TrimRight(t, "kMGTB")
 	unit := strings.TrimSpace(t[len(num):])
 	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
 	mult := map[string]int64{"": 1, "kB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30}[unit]
-	if err != nil || mult == 0 || n < 0 {
+	if err != nil || mult == 0 {
 		return 0, false
+	}
+	// Out of int64's range: the nearest end, outside any setting's range.
+	if n > math.MaxInt64/mult {
+		return math.MaxInt64, true
+	}
+	if n < math.MinInt64/mult {
+		return math.MinInt64, true
 	}
 	return n * mult, true
 }
@@ -176,8 +187,7 @@ func (h *runHeap) Pop() any {
 // s.all; the first run creates the temporary file.
 func (s *sortOp) spillRun() error {
 	if s.runs == nil {
-		mk := s.env.tempFile("sort-*")
-		f, err := mk()
+		f, err := s.tempFile()
 		if err != nil {
 			return pgerror.Newf(pgerror.IOError, "could not create a temporary file for the sort: %v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -57,8 +58,8 @@ func TestSortSpills(t *testing.T) {
 	}
 	runKeep = func(keys []plan.SortKey, budget, keep int64) (out [][]string, files int) {
 		t.Helper()
-		defer func(b int64) { sortSpillMin = b }(sortSpillMin)
-		sortSpillMin = budget
+		defer func(b int64) { spillMin = b }(spillMin)
+		spillMin = budget
 		env := &Env{TempFile: func(pattern string) (*os.File, error) {
 			files++
 			return os.CreateTemp(t.TempDir(), pattern)
@@ -139,8 +140,8 @@ func TestSortSpills(t *testing.T) {
 // TestSpillWithoutTempFile: a sort or an exact shuffle that must spill
 // but cannot make its temporary file fails with 58030, saying why.
 func TestSpillWithoutTempFile(t *testing.T) {
-	defer func(a, b int64) { sortSpillMin, exactSpillBytes = a, b }(sortSpillMin, exactSpillBytes)
-	sortSpillMin, exactSpillBytes = 1000, 1000
+	defer func(b int64) { spillMin = b }(spillMin)
+	spillMin = 1000
 	noFile := func(string) (*os.File, error) { return nil, errors.New("no space left on device") }
 	b := types.NewBatch([]types.Type{types.TypText}, 1000)
 	for i := range 1000 {
@@ -178,8 +179,8 @@ func (w *failAfter) Write(p []byte) (int, error) {
 // spilled exact shuffle are closed when the statement ends, whether it
 // ran to the end or its client went away in the middle.
 func TestSpillFilesClosed(t *testing.T) {
-	defer func(a, b int64) { sortSpillMin, exactSpillBytes = a, b }(sortSpillMin, exactSpillBytes)
-	sortSpillMin, exactSpillBytes = 2000, 2000
+	defer func(b int64) { spillMin = b }(spillMin)
+	spillMin = 2000
 	var files []*os.File
 	tempFile := func(pattern string) (*os.File, error) {
 		f, err := os.CreateTemp(t.TempDir(), pattern)
@@ -224,8 +225,8 @@ func TestSpillFilesClosed(t *testing.T) {
 // batch it returns allocates nothing (rows are decoded into reused
 // batches, the heap is fixed in place).
 func TestSortMergeNoAllocs(t *testing.T) {
-	defer func(b int64) { sortSpillMin = b }(sortSpillMin)
-	sortSpillMin = 64 << 10
+	defer func(b int64) { spillMin = b }(spillMin)
+	spillMin = 64 << 10
 	var in []*types.Batch
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 200 {
@@ -262,5 +263,26 @@ func TestSortMergeNoAllocs(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Fatalf("%.1f allocations per merged batch", allocs)
+	}
+}
+
+// TestMemorySettingKB reads memory settings as PostgreSQL does, in kB.
+func TestMemorySettingKB(t *testing.T) {
+	for v, want := range map[string]int64{"4MB": 4096, "65536": 65536, " 1GB ": 1 << 20, "2kB": 2, "-5": -5, "99999999999999TB": math.MaxInt64} {
+		if got, ok := MemorySettingKB(v); !ok || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, ok, want)
+		}
+	}
+	for _, v := range []string{"8XB", "", "MB", "1.5GB"} {
+		if got, ok := MemorySettingKB(v); ok {
+			t.Errorf("%q: %d, want an error", v, got)
+		}
+	}
+	// work_mem past 64 MB raises the spill budget, up to 1 GB.
+	for v, want := range map[string]int64{"4MB": 64 << 20, "256MB": 256 << 20, "8GB": 1 << 30} {
+		env := &Env{Setting: func(string) (string, bool) { return v, true }}
+		if got := env.spillBudget(); got != want {
+			t.Errorf("work_mem %s: budget %d, want %d", v, got, want)
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 //
 //	SELECT exprs FROM table [WHERE ...] ORDER BY random() [LIMIT n] [OFFSET m]
 //
-// (exprs computed from each row alone: see rowwise) into the exact shuffle
+// (exprs computed from each row alone: plan.RowWise) into the exact shuffle
 // of the same columns and rows (SHUFFLE 'exact'),
 // which holds 8 bytes of row id per row where the sort would hold every row.
 // Both give a uniformly random order. The shuffle's seed is the stream's
@@ -74,7 +74,7 @@ func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, lim
 			// A computed column, or random()'s value itself, is sent.
 			return nil, nil, 0, 0, false, nil
 		}
-		if !rowwise(inner.Exprs[ref.Idx]) {
+		if !plan.RowWise(inner.Exprs[ref.Idx]) {
 			return nil, nil, 0, 0, false, nil
 		}
 		exprs[i] = inner.Exprs[ref.Idx]
@@ -95,9 +95,10 @@ func randomOrder(env *Env, n *plan.CopyTo) (rn *plan.CopyTo, rng *rand.Rand, lim
 	return &c, rng, limit, offset, global, nil
 }
 
-// plainLimit rewrites an in-order, unsharded tensor stream of
+// plainLimit rewrites an in-order, unsharded tensor stream of a plain scan
+// (see plainScan)
 //
-//	SELECT columns FROM table [WHERE ...] LIMIT n [OFFSET m]
+//	SELECT exprs FROM table [WHERE ...] LIMIT n [OFFSET m]
 //
 // into the stream of the same scan without the LIMIT (rn), whose rows
 // [offset, offset+limit) are sent (limit -1: all from offset). The stream

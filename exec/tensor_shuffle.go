@@ -22,7 +22,7 @@ type rowStore struct {
 	// by n--, is reused).
 	n, alloc int
 	// size is about the memory the slots' values took when set, for the
-	// exact shuffle's budget (exactSpillBytes).
+	// exact shuffle's budget (spillAt).
 	size int64
 }
 
@@ -137,11 +137,12 @@ type tensorStream struct {
 	// grown counts the rows that joined the shuffle buffer while it was
 	// growing (growOut).
 	grown int
-	// spill holds an exact shuffle's rows once they outgrow memory (see
-	// keep); scratch is a one-slot store its rows pass through. tempFile
-	// makes its file (nil: rows stay in memory).
+	// spill holds an exact shuffle's rows once they outgrow spillAt bytes
+	// (see keep); scratch is a one-slot store its rows pass through.
+	// tempFile makes its file (nil: rows stay in memory).
 	spill    *spillRows
 	scratch  *rowStore
+	spillAt  int64
 	tempFile func() (*os.File, error)
 }
 
@@ -366,7 +367,7 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	if c.rng != nil {
 		ts.rng = c.rng
 	}
-	ts.tempFile = c.env.tempFile("shuffle-*")
+	ts.tempFile, ts.spillAt = c.env.tempFile("shuffle-*"), c.env.spillBudget()
 	defer func() {
 		if c.fetcher != nil {
 			c.fetcher.Close()
@@ -510,12 +511,12 @@ func (c *CopyTo) groupSkipper(ts *tensorStream) (func(g *storage.RowGroup) (bool
 
 // plainScan returns the scan under q when q is a scan of one table,
 // possibly under a projection of expressions over its rows alone
-// (rowwise: columns, casts, ARRAY[...], arithmetic; see projectScan); nil
-// otherwise.
+// (plan.RowWise: columns, casts, ARRAY[...], arithmetic; see projectScan);
+// nil otherwise.
 func plainScan(q plan.Node) *plan.Scan {
 	if p, ok := q.(*plan.Project); ok {
 		for _, e := range p.Exprs {
-			if !rowwise(e) {
+			if !plan.RowWise(e) {
 				return nil
 			}
 		}
@@ -523,45 +524,6 @@ func plainScan(q plan.Node) *plan.Scan {
 	}
 	scan, _ := q.(*plan.Scan)
 	return scan
-}
-
-// rowwise reports whether e's value for a row depends on that row alone,
-// so that it may be computed for any subset of the rows, in any order:
-// not random(), nextval() or pg_sleep(), and no subquery.
-func rowwise(e plan.Expr) bool {
-	switch e := e.(type) {
-	case *plan.ColRef, *plan.Const:
-		return true
-	case *plan.Cast:
-		return rowwise(e.X)
-	case *plan.Call:
-		if e.Op == plan.OpRandom || e.Op == plan.OpNextVal || e.Op == plan.OpPgSleep {
-			return false
-		}
-		return allRowwise(e.Args)
-	case *plan.Func:
-		return allRowwise(e.Args)
-	case *plan.Case:
-		if e.Else != nil && !rowwise(e.Else) {
-			return false
-		}
-		for _, w := range e.Whens {
-			if !rowwise(w.Cond) || !rowwise(w.Result) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func allRowwise(es []plan.Expr) bool {
-	for _, e := range es {
-		if !rowwise(e) {
-			return false
-		}
-	}
-	return true
 }
 
 // projectScan wraps fn so that it sees the columns of the projection above

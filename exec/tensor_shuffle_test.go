@@ -124,8 +124,8 @@ func TestTensorShuffleBufferBounded(t *testing.T) {
 func TestTensorExactShuffleSpills(t *testing.T) {
 	frames := func(opts plan.TensorOptions, budget int64) (fs [][]byte, files int) {
 		t.Helper()
-		defer func(b int64) { exactSpillBytes = b }(exactSpillBytes)
-		exactSpillBytes = budget
+		defer func(b int64) { spillMin = b }(spillMin)
+		spillMin = budget
 		ct := mixedCopy(t, opts, 40)
 		ct.env.TempFile = func(pattern string) (*os.File, error) {
 			files++

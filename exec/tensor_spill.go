@@ -11,11 +11,6 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// exactSpillBytes is how much of a query's rows an exact shuffle holds in
-// memory; past it, the rows move to a temporary file (a variable for
-// tests).
-var exactSpillBytes int64 = 64 << 20
-
 // spillRows holds the rows of an exact shuffle in a temporary file, each
 // row's values encoded one after the other (appendSlot); only each row's
 // offset stays in memory, 8 bytes a row.
@@ -126,7 +121,8 @@ func (st *rowStore) decodeSlot(s int, p []byte, f *tensorFrames) {
 }
 
 // keep takes row i of cols into an exact shuffle's rows: the store, until
-// it holds more than exactSpillBytes and a temporary file can be had;
+// it holds more than spillAt (Env.spillBudget) and a temporary file can be
+// had;
 // then the store's rows and every row after go to the file.
 func (ts *tensorStream) keep(cols []*types.Vec, i int) error {
 	if ts.spill != nil {
@@ -134,7 +130,7 @@ func (ts *tensorStream) keep(cols []*types.Vec, i int) error {
 		return ts.spill.add(ts.scratch, 0, ts.frames)
 	}
 	ts.store.set(ts.store.n, cols, i, ts.frames)
-	if ts.store.size <= exactSpillBytes || ts.tempFile == nil {
+	if ts.store.size <= ts.spillAt || ts.tempFile == nil {
 		return nil
 	}
 	f, err := ts.tempFile()

@@ -126,6 +126,49 @@ var opNames = [...]string{
 	OpArray: "array",
 }
 
+// Volatile reports whether o's value or effect can differ between two
+// evaluations over the same row: random(), nextval(), pg_sleep().
+func (o Op) Volatile() bool {
+	return o == OpRandom || o == OpNextVal || o == OpPgSleep
+}
+
+// RowWise reports whether e's value for a row depends on that row alone
+// (and the statement's parameters), so that it may be computed for any
+// subset of the rows, in any order, or more than once: no volatile call
+// and no subquery.
+func RowWise(e Expr) bool {
+	switch e := e.(type) {
+	case *ColRef, *Const, *Param:
+		return true
+	case *Cast:
+		return RowWise(e.X)
+	case *Call:
+		return !e.Op.Volatile() && allRowWise(e.Args)
+	case *Func:
+		return allRowWise(e.Args)
+	case *Case:
+		if e.Else != nil && !RowWise(e.Else) {
+			return false
+		}
+		for _, w := range e.Whens {
+			if !RowWise(w.Cond) || !RowWise(w.Result) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func allRowWise(es []Expr) bool {
+	for _, e := range es {
+		if !RowWise(e) {
+			return false
+		}
+	}
+	return true
+}
+
 // IsDistance reports whether o is one of the vector distance operators
 // an ORDER BY ... LIMIT k search sorts by.
 func (o Op) IsDistance() bool {

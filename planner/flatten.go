@@ -14,7 +14,7 @@ import "github.com/deeplaked/deeplaked/plan"
 // The query then has the shape of a query of one table's rows, which the
 // tensor stream reads by row groups (sharded, shuffled, resumed without
 // reading what it skips). An expression is moved or copied only when it
-// is computed from its row alone (deterministic): random() is neither
+// is computed from its row alone (plan.RowWise): random() is neither
 // evaluated twice nor on other rows; a condition with a subquery stays
 // where it is.
 func flattenSubquery(n plan.Node) plan.Node {
@@ -82,33 +82,17 @@ func sinkFilter(pred plan.Expr, input plan.Node) plan.Node {
 }
 
 // referencedDeterministic reports whether every expression of exprs that
-// es refer to (by column reference) is deterministic.
+// es refer to (by column reference) is computed from its row alone
+// (plan.RowWise).
 func referencedDeterministic(es, exprs []plan.Expr) bool {
 	ok := true
 	for _, e := range es {
 		Walk(e, func(x plan.Expr) {
-			if r, isRef := x.(*plan.ColRef); isRef && (r.Idx >= len(exprs) || !deterministic(exprs[r.Idx])) {
+			if r, isRef := x.(*plan.ColRef); isRef && (r.Idx >= len(exprs) || !plan.RowWise(exprs[r.Idx])) {
 				ok = false
 			}
 		})
 	}
-	return ok
-}
-
-// deterministic reports whether e's value for a row depends on that row
-// alone: no random(), nextval(), pg_sleep() or subquery.
-func deterministic(e plan.Expr) bool {
-	ok := true
-	Walk(e, func(x plan.Expr) {
-		switch x := x.(type) {
-		case *plan.Subquery:
-			ok = false
-		case *plan.Call:
-			if x.Op == plan.OpRandom || x.Op == plan.OpNextVal || x.Op == plan.OpPgSleep {
-				ok = false
-			}
-		}
-	})
 	return ok
 }
 

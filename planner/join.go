@@ -79,7 +79,7 @@ func side(e plan.Expr, nl int) int {
 		case *plan.Subquery:
 			s = sideBoth
 		case *plan.Call:
-			if x.Op == plan.OpRandom || x.Op == plan.OpNextVal {
+			if x.Op.Volatile() {
 				s = sideBoth
 			}
 		}
@@ -242,7 +242,7 @@ func and(cs []plan.Expr) plan.Expr {
 func volatile(e plan.Expr) bool {
 	found := false
 	Walk(e, func(x plan.Expr) {
-		if c, ok := x.(*plan.Call); ok && (c.Op == plan.OpRandom || c.Op == plan.OpNextVal) {
+		if c, ok := x.(*plan.Call); ok && c.Op.Volatile() {
 			found = true
 		}
 	})

@@ -86,7 +86,7 @@ func isConstant(e plan.Expr) bool {
 	case *plan.Cast:
 		return isConstant(e.X)
 	case *plan.Call:
-		if e.Op == plan.OpRandom || e.Op == plan.OpNextVal || e.Op == plan.OpPgSleep {
+		if e.Op.Volatile() {
 			return false
 		}
 		for _, a := range e.Args {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/sql"
 	"github.com/deeplaked/deeplaked/types"
@@ -694,14 +695,11 @@ func checkOff(p *param, v, _ string) (string, error) {
 func checkMemory(lo, hi int64) func(*param, string, string) (string, error) {
 	return func(p *param, v, _ string) (string, error) {
 		t := strings.TrimSpace(v)
-		num := strings.TrimRight(t, "kMGTB")
-		unit := strings.TrimSpace(t[len(num):])
-		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-		mult := map[string]int64{"": 1, "kB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30}[unit]
-		if err != nil || mult == 0 {
+		kb, ok := exec.MemorySettingKB(t)
+		if !ok {
 			return "", invalidValue(p, v).WithHint(`Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`)
 		}
-		if kb := n * mult; kb < lo || kb > hi || n > hi {
+		if kb < lo || kb > hi {
 			return "", pgerror.Newf(pgerror.InvalidParameterValue, "%d kB is outside the valid range for parameter \"%s\" (%d kB .. %d kB)", kb, p.name, lo, hi)
 		}
 		return t, nil

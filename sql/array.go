@@ -153,21 +153,8 @@ func arrayBuild(shape []int, leaves []plan.Expr) (plan.Expr, error) {
 		}
 		elem = t
 	}
-	var dt types.DType
-	switch elem.Kind {
-	case types.Bool:
-		dt = types.DTBool
-	case types.Int2:
-		dt = types.DTInt16
-	case types.Int4:
-		dt = types.DTInt32
-	case types.Int8:
-		dt = types.DTInt64
-	case types.Float4:
-		dt = types.DTFloat32
-	case types.Float8:
-		dt = types.DTFloat64
-	default:
+	dt, ok := types.DTypeOf(elem)
+	if !ok {
 		return nil, unsupported("ARRAY[...] of " + elem.String() + " elements other than constants (a tensor holds numbers or booleans)")
 	}
 	for i, x := range leaves {

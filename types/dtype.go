@@ -79,6 +79,27 @@ func DTypeByName(name string) (DType, bool) {
 	return 0, false
 }
 
+// DTypeOf returns the dtype that holds values of the scalar type t
+// (bool, smallint, integer, bigint, real, double precision), the inverse
+// of SQLType for those; ok is false for any other type.
+func DTypeOf(t Type) (d DType, ok bool) {
+	switch t.Kind {
+	case Bool:
+		return DTBool, true
+	case Int2:
+		return DTInt16, true
+	case Int4:
+		return DTInt32, true
+	case Int8:
+		return DTInt64, true
+	case Float4:
+		return DTFloat32, true
+	case Float8:
+		return DTFloat64, true
+	}
+	return 0, false
+}
+
 // SQLType returns the scalar SQL type of one element as clients see it.
 func (d DType) SQLType() Type {
 	switch d {
