@@ -646,6 +646,9 @@ type chunkLoader struct {
 	// cached reads through the chunk cache (ScanOptions.Cached): loaded
 	// Vecs are the cache's, shared and never decoded into again.
 	cached bool
+	// loads tracks the loading goroutines: close waits for them, so that
+	// a closed scan reads nothing more.
+	loads sync.WaitGroup
 }
 
 func newChunkLoader(db *DB, t *TableDesc) *chunkLoader {
@@ -676,6 +679,7 @@ func (l *chunkLoader) releaseAll() {
 
 func (l *chunkLoader) close() {
 	l.stop()
+	l.loads.Wait()
 	l.releaseAll()
 }
 
@@ -788,17 +792,26 @@ func (cc *colCursor) start(i int) *chunkLoad {
 	}
 	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
 	db, t, ctx, typ := cc.l.db, cc.l.t, cc.l.ctx, cc.typ
-	go func() {
+	cc.l.loads.Go(func() {
 		defer close(ld.done)
-		db.loadSem <- struct{}{}
+		select {
+		case db.loadSem <- struct{}{}:
+		case <-ctx.Done():
+			ld.err = pgerror.New(pgerror.QueryCanceled, "scan closed")
+			return
+		}
 		defer func() { <-db.loadSem }()
+		if ctx.Err() != nil {
+			ld.err = pgerror.New(pgerror.QueryCanceled, "scan closed")
+			return
+		}
 		if ld.shared {
 			ld.vec, ld.err = db.cachedChunk(ctx, t, key, typ, ck)
 			return
 		}
 		ld.err = db.readChunk(ctx, t, key, typ, ck, vec)
 		ld.vec = vec
-	}()
+	})
 	return ld
 }
 
