@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -168,4 +170,62 @@ func BenchmarkPKLookupDeleted(b *testing.B) {
 			b.ReportMetric(deleted/plain, "x-anchor")
 		}
 	})
+}
+
+// BenchmarkFetchRowsLatency fetches rows by id in a random order, as an
+// exact shuffle does, from a store whose every read takes a round trip
+// (fetchRTT, as S3's do), reading one block at a time and reading ahead
+// with 32 reads in flight (S3Store's default). The anchor is the ceiling
+// of the reads in flight: 32 reads per round trip. It reports rows/s and
+// the fraction of that ceiling reached.
+//
+//	go test ./storage -run '^$' -bench FetchRowsLatency
+func BenchmarkFetchRowsLatency(b *testing.B) {
+	const fetchRTT = 2 * time.Millisecond
+	store := &concStore{MemStore: NewMemStore()}
+	db, err := Open(Options{InMemory: true, Store: store, FlushRows: 1 << 30, WholeChunkFetch: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	desc := intTable("lat", 1<<20)
+	desc.Columns[2].Compression = "none"
+	tbl := createTable(b, db, desc)
+	insert(b, db, tbl, intRows(0, 100_000))
+	if err := db.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	_, ids := scanAll(b, db, nil, tbl, []int{0})
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	store.delay.Store(int64(fetchRTT))
+	for _, conc := range []int{1, 32} {
+		b.Run(fmt.Sprintf("in-flight=%d", conc), func(b *testing.B) {
+			store.conc.Store(int32(conc))
+			txn := db.Begin()
+			defer txn.Rollback()
+			rf, err := txn.NewRowFetcher(tbl, []int{2}, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rf.Close()
+			var dst *types.Batch
+			rows, at := 0, 0
+			for b.Loop() {
+				part := ids[at : at+256]
+				if at = (at + 256) % (len(ids) - 256); at == 0 {
+					rf.Close()
+					if rf, err = txn.NewRowFetcher(tbl, []int{2}, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if dst, _, err = rf.Fetch(part, dst); err != nil {
+					b.Fatal(err)
+				}
+				rows += dst.Len()
+			}
+			rate := float64(rows) / b.Elapsed().Seconds()
+			b.ReportMetric(rate, "rows/s")
+			b.ReportMetric(rate/(32/fetchRTT.Seconds()), "x-ceiling")
+		})
+	}
 }

@@ -49,6 +49,14 @@ func (c *chunkCache) get(key string) *types.Vec {
 	return nil
 }
 
+// has reports whether key is cached, without counting it as a use.
+func (c *chunkCache) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.byKey[key]
+	return ok
+}
+
 // room reports whether an entry of size bytes would be kept (see put)
 // without evicting any.
 func (c *chunkCache) room(size int64) bool {

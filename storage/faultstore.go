@@ -272,3 +272,6 @@ func (s *FaultStore) List(ctx context.Context, prefix string) ([]string, error) 
 	}
 	return keys, nil
 }
+
+// ReadConcurrency implements concurrentReader as the inner store does.
+func (s *FaultStore) ReadConcurrency() int { return readConcurrency(s.inner) }

@@ -112,7 +112,8 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 	}
 	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, 0)
 	rf := &RowFetcher{txn: txn, t: t, cols: cols, s: s, upTo: math64(asOf),
-		f: &fetcher{db: txn.db, t: t, cols: cols, headers: make(map[string]colChunkHeader)}}
+		f: &fetcher{db: txn.db, t: t, cols: cols, headers: make(map[string]colChunkHeader),
+			ra: readAhead{conc: readConcurrency(txn.db.store)}}}
 	if tt := txn.tables[t.ID]; tt != nil && asOf == 0 {
 		rf.tt = tt
 		if tt.w != nil {
@@ -156,7 +157,12 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 	s.dec.Bind(rf.cols, dst)
 	rf.f.out = dst
 	found := rf.found[:0]
-	for _, id := range ids {
+	for k, id := range ids {
+		if rf.f.ra.conc > 1 && k%fetchWindow == 0 {
+			if err := rf.prefetch(context.Background(), k, ids[k:min(k+fetchWindow, len(ids))]); err != nil {
+				return nil, nil, err
+			}
+		}
 		del, err := rf.deleted(id)
 		if err != nil {
 			return nil, nil, err
@@ -206,20 +212,20 @@ func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 				return nil, nil, ioErrorf(err, "reading row %d of %q", id, t.Name)
 			}
 		}
-		// A row in a fragment: committed ones, then the txn's own.
-		for k := 0; !ok && k <= len(rf.frags); k++ {
-			fr, mem := rf.own, rf.ownMem
-			if k < len(rf.frags) {
-				fr, mem = rf.frags[k], nil
-			}
-			if fr == nil || id < fr.MinRow || id > fr.MaxRow {
-				continue
-			}
-			hit, err := rf.f.fromFragment(fr, mem, id)
-			if err != nil {
+		// A row in a fragment: located by the prefetch, or here.
+		if !ok {
+			var x fragRow
+			if ra := &rf.f.ra; ra.located {
+				x = ra.rows[k-ra.from]
+			} else if x, err = rf.where(id); err != nil {
 				return nil, nil, err
 			}
-			ok = hit
+			if x.r >= 0 {
+				if err := rf.f.readRow(x); err != nil {
+					return nil, nil, err
+				}
+				ok = true
+			}
 		}
 		if ok {
 			found = append(found, id)
@@ -243,6 +249,8 @@ type fetcher struct {
 	blockOff int64
 	// keys holds the object keys of the chunks read, built once each.
 	keys map[chunkRef]string
+	// ra reads ahead on stores that serve concurrent reads.
+	ra readAhead
 }
 
 // chunkRef names a chunk of a fragment's stored column.
@@ -266,11 +274,10 @@ func (f *fetcher) key(fr *fragment, col int, seq uint32) string {
 	return k
 }
 
-// fromFragment appends row id of fr to out if fr holds it.
-func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool, error) {
-	ctx := context.Background()
+// locate returns the position of row id in fr, or -1 when fr does not
+// hold it.
+func (f *fetcher) locate(ctx context.Context, fr *fragment, mem []*types.Vec, id uint64) (int64, error) {
 	rc := hiddenRowID(len(f.t.Columns))
-	r := int64(-1)
 	for ci, ck := range fr.Cols[rc] {
 		var ids *types.Vec
 		if ck.Seq == memChunkSeq {
@@ -281,38 +288,94 @@ func (f *fetcher) fromFragment(fr *fragment, mem []*types.Vec, id uint64) (bool,
 			}
 			var err error
 			if ids, err = f.db.cachedChunk(ctx, f.t, f.key(fr, rc, ck.Seq), types.TypInt8, ck); err != nil {
-				return false, err
+				return -1, err
 			}
 		}
 		xs := ids.Ints
 		i := sort.Search(len(xs), func(i int) bool { return uint64(xs[i]) >= id })
 		if i < len(xs) && uint64(xs[i]) == id {
-			r = fr.Cols[rc][ci].Start + int64(i)
-			break
+			return fr.Cols[rc][ci].Start + int64(i), nil
 		}
 	}
-	if r < 0 {
-		return false, nil
-	}
-	for j, c := range f.cols {
-		ck := fr.Cols[c][fr.chunkIndex(c, r)]
-		dst := f.out.Cols[j]
-		if ck.Seq == memChunkSeq {
-			dst.AppendFrom(mem[c], int(r-ck.Start))
+	return -1, nil
+}
+
+// where returns where row id is among the fragments: the committed ones,
+// then the txn's own. Its r is -1 when none holds it.
+func (rf *RowFetcher) where(id uint64) (fragRow, error) {
+	for k := 0; k <= len(rf.frags); k++ {
+		fr, mem := rf.own, rf.ownMem
+		if k < len(rf.frags) {
+			fr, mem = rf.frags[k], nil
+		}
+		if fr == nil || id < fr.MinRow || id > fr.MaxRow {
 			continue
 		}
-		if err := f.readOne(ctx, fr, c, ck, int(r-ck.Start), dst); err != nil {
-			return false, err
+		r, err := rf.f.locate(context.Background(), fr, mem, id)
+		if err != nil || r >= 0 {
+			return fragRow{fr, mem, r}, err
 		}
 	}
-	return true, nil
+	return fragRow{r: -1}, nil
+}
+
+// readRow appends the row at x to f.out.
+func (f *fetcher) readRow(x fragRow) error {
+	ctx := context.Background()
+	for j, c := range f.cols {
+		ck := x.fr.Cols[c][x.fr.chunkIndex(c, x.r)]
+		dst := f.out.Cols[j]
+		if ck.Seq == memChunkSeq {
+			dst.AppendFrom(x.mem[c], int(x.r-ck.Start))
+			continue
+		}
+		if err := f.readOne(ctx, x.fr, c, ck, int(x.r-ck.Start), dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// smallChunkFetch is the stored size up to which a chunk is read whole
+// even when the cache is full.
+const smallChunkFetch = 256 << 10
+
+// readsWhole reports whether readOne reads chunk ck (stored under key) whole
+// into the chunk cache rather than by byte ranges: when it is small, or
+// the cache has room for it, and its header has not been read.
+func (f *fetcher) readsWhole(key string, ck fragChunk) bool {
+	_, ok := f.headers[key]
+	return !ok && ck.Size <= f.db.opts.WholeChunkFetch && (ck.Size <= smallChunkFetch || f.db.chunks.room(ck.Size))
+}
+
+// readHeader reads and parses the header of the column chunk stored under
+// key. It does not touch f's state, so that the prefetch may call it from
+// several goroutines.
+func (f *fetcher) readHeader(ctx context.Context, key string, typ types.Type) (colChunkHeader, error) {
+	head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
+	if err != nil {
+		return colChunkHeader{}, ioErrorf(err, "reading table %q", f.t.Name)
+	}
+	n, err := colChunkHeaderSize(head)
+	if err != nil {
+		return colChunkHeader{}, inTable(err, "table %q, object %s", f.t.Name, key)
+	}
+	if n > len(head) {
+		if head, err = f.db.store.GetRange(ctx, key, 0, int64(n)); err != nil {
+			return colChunkHeader{}, ioErrorf(err, "reading table %q", f.t.Name)
+		}
+	}
+	h, err := parseColChunkHeader(head, typ)
+	if err != nil {
+		return colChunkHeader{}, inTable(err, "table %q, object %s", f.t.Name, key)
+	}
+	f.db.stats.RangeReads.Add(1)
+	f.db.stats.RangeBytes.Add(int64(len(head)))
+	return h, nil
 }
 
 // readOne appends row i of chunk ck of column c to dst, with a byte-range
 // read when the chunk allows one.
-// smallChunkFetch is the stored size up to which a chunk is read whole
-// even when the cache is full.
-const smallChunkFetch = 256 << 10
 
 func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
 	key := f.key(fr, c, ck.Seq)
@@ -323,7 +386,7 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		return nil
 	}
 	h, ok := f.headers[key]
-	if !ok && ck.Size <= f.db.opts.WholeChunkFetch && (ck.Size <= smallChunkFetch || f.db.chunks.room(ck.Size)) {
+	if f.readsWhole(key, ck) {
 		// A chunk is read and decoded whole, once, into the cache: the
 		// next rows fetched from it (this query's and the next ones')
 		// cost no read. A large one only while the cache has room: once
@@ -337,31 +400,28 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		return nil
 	}
 	if !ok {
-		head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
-		if err != nil {
-			return ioErrorf(err, "reading table %q", f.t.Name)
-		}
-		n, err := colChunkHeaderSize(head)
-		if err != nil {
-			return inTable(err, "table %q, object %s", f.t.Name, key)
-		}
-		if n > len(head) {
-			if head, err = f.db.store.GetRange(ctx, key, 0, int64(n)); err != nil {
-				return ioErrorf(err, "reading table %q", f.t.Name)
-			}
-		}
-		if h, err = parseColChunkHeader(head, typ); err != nil {
-			return inTable(err, "table %q, object %s", f.t.Name, key)
+		var err error
+		if h, err = f.readHeader(ctx, key, typ); err != nil {
+			return err
 		}
 		f.headers[key] = h
-		f.db.stats.RangeReads.Add(1)
-		f.db.stats.RangeBytes.Add(int64(len(head)))
 	}
 	if off, n, ok := h.rowRange(i); ok {
 		// Rows fetched in storage order often share a block: it is read
-		// once.
+		// once. A block the prefetch read becomes the last block read
+		// (its entry -1), and the block that was the last one takes its
+		// place among the window's blocks.
 		b := f.block
-		if f.blockKey != key || f.blockOff != off || int64(len(b)) != n {
+		ref := blockRef{key, off}
+		if k, ok := f.ra.pre[ref]; ok && k >= 0 && int64(len(f.ra.bufs[k])) == n {
+			prev := blockRef{f.blockKey, f.blockOff}
+			f.block, f.ra.bufs[k] = f.ra.bufs[k], f.block
+			f.ra.pre[ref] = -1
+			if j, ok := f.ra.pre[prev]; ok && j == -1 {
+				f.ra.pre[prev] = k
+			}
+			f.blockKey, f.blockOff, b = key, off, f.block
+		} else if f.blockKey != key || f.blockOff != off || int64(len(b)) != n {
 			var err error
 			if rg, ok := f.db.store.(rangeIntoGetter); ok {
 				b, err = rg.GetRangeInto(ctx, key, off, n, f.block[:0])

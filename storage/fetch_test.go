@@ -3,7 +3,13 @@ package storage
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -254,4 +260,185 @@ func TestFetchRowsDeletionChecks(t *testing.T) {
 			t.Fatalf("as of %d: %d rows fetched loaded the markers %d times, want once", asOf, n, l)
 		}
 	}
+}
+
+// concStore is a MemStore that says it serves concurrent reads (conc of
+// them) and records how many of its reads were in flight at once; each
+// read takes delay.
+type concStore struct {
+	*MemStore
+	conc        atomic.Int32
+	delay       atomic.Int64
+	mu          sync.Mutex
+	inflight    int
+	maxInflight int
+	reads       int
+}
+
+func (s *concStore) ReadConcurrency() int { return int(s.conc.Load()) }
+
+func (s *concStore) enter() {
+	s.mu.Lock()
+	s.inflight++
+	s.reads++
+	s.maxInflight = max(s.maxInflight, s.inflight)
+	s.mu.Unlock()
+	time.Sleep(time.Duration(s.delay.Load()))
+}
+
+func (s *concStore) leave() {
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+}
+
+// peak returns the most reads in flight at once since the last call.
+func (s *concStore) peak() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.maxInflight
+	s.maxInflight = 0
+	return p
+}
+
+func (s *concStore) Get(ctx context.Context, key string) ([]byte, error) {
+	s.enter()
+	defer s.leave()
+	return s.MemStore.Get(ctx, key)
+}
+
+func (s *concStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	s.enter()
+	defer s.leave()
+	return s.MemStore.GetRange(ctx, key, off, n)
+}
+
+// TestFetchRowsReadAhead fetches every row id of a table in a random
+// order, in batches, from a store that serves concurrent reads: once with
+// one read at a time and once reading ahead (prefetch). The batches must
+// be identical, deleted rows, buffered rows and the txn's own rows
+// included, and the reads ahead must overlap, bounded by the store's
+// concurrency, without reading much more than one read at a time does.
+func TestFetchRowsReadAhead(t *testing.T) {
+	store := &concStore{MemStore: NewMemStore()}
+	// Tensor chunks of about 300 KiB through a cache of 1.25 MiB: the
+	// first are read whole, the others by byte ranges.
+	db, err := Open(Options{InMemory: true, Store: store, FlushRows: 1 << 30, ChunkCacheBytes: 1280 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	desc := intTable("ra", 300<<10)
+	desc.Columns[2].Compression = "none"
+	tbl := createTable(t, db, desc)
+	insert(t, db, tbl, intRows(0, 12000))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, intRows(12000, 3000))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, intRows(15000, 20)) // buffered
+	_, before := scanAll(t, db, nil, tbl, nil)
+	txn := db.Begin()
+	deleteIDs(t, txn, tbl, func(id int64) bool { return id%97 == 5 })
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	txn = db.Begin()
+	defer txn.Rollback()
+	if err := txn.Insert(tbl, intRows(15020, 50)); err != nil { // the txn's own
+		t.Fatal(err)
+	}
+	deleteIDs(t, txn, tbl, func(id int64) bool { return id%101 == 7 })
+	_, ids := scanAll(t, db, txn, tbl, nil)
+	if len(ids) < 14000 {
+		t.Fatalf("%d rows", len(ids))
+	}
+	// Every row in a random order, with deleted and unknown ids.
+	all := append(slices.Clone(before), 1<<40)
+	for _, id := range ids {
+		if !slices.Contains(before, id) {
+			all = append(all, id) // the txn's own
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+
+	cols := []int{0, 1, 2}
+	fetch := func(conc int) (rows [][]any, reads int64) {
+		store.conc.Store(int32(conc))
+		rf, err := txn.NewRowFetcher(tbl, cols, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rf.Close()
+		before := db.Stats().RangeReads.Load()
+		var dst *types.Batch
+		for lo := 0; lo < len(all); lo += 1000 {
+			b, got, err := rf.Fetch(all[lo:min(lo+1000, len(all))], dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Len() != len(got) {
+				t.Fatalf("%d rows, %d ids", b.Len(), len(got))
+			}
+			rows = append(rows, rowsOf(b)...)
+			dst = b
+		}
+		return rows, db.Stats().RangeReads.Load() - before
+	}
+	db.chunks.clear()
+	store.peak() // the scan's concurrent reads
+	one, oneReads := fetch(1)
+	if p := store.peak(); p != 1 {
+		t.Fatalf("one read at a time: %d in flight", p)
+	}
+	db.chunks.clear()
+	ahead, aheadReads := fetch(8)
+	if len(one) != len(ids) {
+		t.Fatalf("fetched %d of %d rows", len(one), len(ids))
+	}
+	if !reflect.DeepEqual(one, ahead) {
+		t.Fatal("reading ahead fetched other rows")
+	}
+	for _, r := range one {
+		id := r[0].(int64)
+		if id < 15020 && id%97 == 5 || id%101 == 7 || r[1].(int64) != id%1000 || r[2].(string)[:2] != string([]byte{byte(id), byte(id >> 8)}) {
+			t.Fatalf("row %v", r[:2])
+		}
+	}
+	t.Logf("range reads: %d one at a time, %d ahead", oneReads, aheadReads)
+	if aheadReads > oneReads {
+		t.Fatalf("reading ahead made %d range reads, one at a time %d", aheadReads, oneReads)
+	}
+
+	// With reads that take a while, the reads of a window overlap, up to
+	// the store's concurrency.
+	store.delay.Store(int64(time.Millisecond))
+	defer store.delay.Store(0)
+	store.peak()
+	db.chunks.clear()
+	store.conc.Store(8)
+	rf, err := txn.NewRowFetcher(tbl, []int{2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	if _, got, err := rf.Fetch(all[:fetchWindow], nil); err != nil || len(got) < fetchWindow-5 {
+		t.Fatalf("%d rows, %v", len(got), err)
+	}
+	if p := store.peak(); p < 4 || p > 8 {
+		t.Fatalf("%d reads in flight at once, want 4 to 8", p)
+	}
+}
+
+// clear empties the cache.
+func (c *chunkCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used = 0
+	c.lru.Init()
+	clear(c.byKey)
 }

@@ -455,3 +455,10 @@ func (d *DirStore) List(ctx context.Context, prefix string) ([]string, error) {
 	sort.Strings(keys)
 	return keys, nil
 }
+
+// ReadConcurrency implements concurrentReader: a local disk serves a few
+// reads at once (its queue). An exact shuffle of 2.4 GB read from disk went
+// from 0.32 to 0.45 GB/s with 4; 8 to 32 did no better.
+func (d *DirStore) ReadConcurrency() int { return dirStoreReadConcurrency }
+
+const dirStoreReadConcurrency = 4

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -29,6 +31,7 @@ const (
 	DefaultS3MultipartThreshold = 16 << 20
 	DefaultS3PartSize           = 8 << 20
 	DefaultS3Concurrency        = 4
+	DefaultS3ReadConcurrency    = 32
 
 	// s3MinPartSize is the smallest part S3 accepts, except the last.
 	s3MinPartSize = 5 << 20
@@ -69,6 +72,10 @@ type S3Options struct {
 	// Concurrency is how many parts of one object are uploaded at once
 	// (DefaultS3Concurrency).
 	Concurrency int
+	// ReadConcurrency is how many byte ranges a reader of single rows
+	// (an exact shuffle, a lookup by key) has in flight at once
+	// (DefaultS3ReadConcurrency): each read waits a round trip.
+	ReadConcurrency int
 }
 
 // S3Store is an ObjectStore in an S3 bucket, under a key prefix. Reads of
@@ -115,6 +122,9 @@ func NewS3Store(ctx context.Context, opts S3Options) (*S3Store, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultS3Concurrency
 	}
+	if opts.ReadConcurrency <= 0 {
+		opts.ReadConcurrency = DefaultS3ReadConcurrency
+	}
 	maxBackoff := opts.MaxBackoff
 	retryer := retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = opts.MaxAttempts
@@ -127,7 +137,11 @@ func NewS3Store(ctx context.Context, opts S3Options) (*S3Store, error) {
 		o.RateLimiter = ratelimit.None
 	})
 
-	var loadOpts []func(*config.LoadOptions) error
+	// The client keeps a connection open for each request that may be in
+	// flight at once, so that concurrent reads do not open one each.
+	idle := max(opts.ReadConcurrency, opts.Concurrency) + 4
+	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(awshttp.NewBuildableClient().
+		WithTransportOptions(func(tr *http.Transport) { tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, idle) }))}
 	if opts.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(opts.Region))
 	}
@@ -539,3 +553,6 @@ func s3NotFound(err error) bool {
 	}
 	return s3Status(err) == 404
 }
+
+// ReadConcurrency implements concurrentReader.
+func (s *S3Store) ReadConcurrency() int { return s.opts.ReadConcurrency }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/deeplaked/deeplaked/internal/s3test"
 	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
 )
 
 // proxyAction is what faultProxy does with one request.
@@ -44,6 +46,12 @@ type faultProxy struct {
 	mu   sync.Mutex
 	rule func(r *http.Request) proxyAction
 	seen []string // "<op> <status>" of each request
+	// rangeDelay holds each ranged GET this long before forwarding it;
+	// ranged and peakRanged count those in flight and the most at once;
+	// conns counts the connections clients opened.
+	rangeDelay         time.Duration
+	ranged, peakRanged int
+	conns              int
 }
 
 func newFaultProxy(t *testing.T, gw *s3test.Server) *faultProxy {
@@ -53,7 +61,15 @@ func newFaultProxy(t *testing.T, gw *s3test.Server) *faultProxy {
 	}
 	p := &faultProxy{rp: httputil.NewSingleHostReverseProxy(target)}
 	p.rp.ErrorLog = log.New(io.Discard, "", 0) // aborted requests are expected
-	srv := httptest.NewServer(p)
+	srv := httptest.NewUnstartedServer(p)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			p.mu.Lock()
+			p.conns++
+			p.mu.Unlock()
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL
 	return p
@@ -111,7 +127,21 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.rule != nil {
 		act = p.rule(r)
 	}
+	delay := p.rangeDelay
+	ranged := r.Method == http.MethodGet && r.Header.Get("Range") != ""
+	if ranged {
+		p.ranged++
+		p.peakRanged = max(p.peakRanged, p.ranged)
+	}
 	p.mu.Unlock()
+	if ranged {
+		defer func() {
+			p.mu.Lock()
+			p.ranged--
+			p.mu.Unlock()
+		}()
+		time.Sleep(delay)
+	}
 	op := requestOp(r)
 	if r.Header.Get("If-None-Match") == "*" {
 		op += "-IfNoneMatch"
@@ -501,5 +531,88 @@ func TestS3StoreBadCredentials(t *testing.T) {
 	}
 	if _, err := storage.NewS3Store(context.Background(), storage.S3Options{}); err == nil {
 		t.Fatal("open without a bucket succeeded")
+	}
+}
+
+// TestS3StoreFetchReadsAhead fetches single rows, as an exact shuffle
+// does, from a table in S3 whose ranged reads each take 20 ms: the reads
+// must overlap (up to S3Options.ReadConcurrency), reuse their connections
+// from one window of rows to the next, and return the right rows.
+func TestS3StoreFetchReadsAhead(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	store := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.ReadConcurrency = 16 })
+	db, err := storage.Open(storage.Options{InMemory: true, Store: store, FlushRows: 1 << 30, WholeChunkFetch: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	desc := &storage.TableDesc{Name: "ft", Columns: []storage.ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "n", Type: types.TypInt8},
+		{Name: "emb", Type: types.VectorOf(ftEmbDim), Compression: "none"},
+		{Name: "note", Type: types.TypText},
+	}, PrimaryKey: []int{0}, Options: storage.TableOptions{ChunkSize: 256 << 10}}
+	if _, err := db.CreateTable(desc, false); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := db.Table("ft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustInsert(t, db, tbl, 0, 3000)
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	var ids []uint64
+	sc, err := txn.Scan(tbl, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, part, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			break
+		}
+		ids = append(ids, part...)
+	}
+	sc.Close()
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+
+	p.mu.Lock()
+	p.rangeDelay, p.peakRanged = 20*time.Millisecond, 0
+	p.mu.Unlock()
+	rf, err := txn.NewRowFetcher(tbl, []int{0, 2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	conns := 0
+	for k, part := range [][]uint64{ids[:256], ids[256:512]} {
+		p.mu.Lock()
+		before := p.conns
+		p.mu.Unlock()
+		b, got, err := rf.Fetch(part, nil)
+		if err != nil || !slices.Equal(got, part) {
+			t.Fatalf("fetch %d: %d of %d rows, %v", k, len(got), len(part), err)
+		}
+		ftCheckRows(t, b, []int{0, 2})
+		p.mu.Lock()
+		conns = p.conns - before
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	peak := p.peakRanged
+	p.mu.Unlock()
+	if peak < 8 || peak > 16 {
+		t.Fatalf("%d ranged reads in flight at once, want 8 to 16", peak)
+	}
+	if conns > 2 {
+		t.Fatalf("the second fetch opened %d connections: the first's were not kept", conns)
 	}
 }
