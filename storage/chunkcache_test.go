@@ -20,15 +20,15 @@ func TestChunkCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	for i := range 4 {
 		c.put(strconv.Itoa(i), vec())
 	}
-	if c.get("0") == nil { // 0 becomes the most recent
+	if _, ok := c.get("0"); !ok { // 0 becomes the most recent
 		t.Fatal("entry 0 missing")
 	}
 	c.put("4", vec()) // evicts 1, the least recent
-	if c.get("1") != nil {
+	if _, ok := c.get("1"); ok {
 		t.Fatal("entry 1 not evicted")
 	}
 	for _, k := range []string{"0", "2", "3", "4"} {
-		if c.get(k) == nil {
+		if _, ok := c.get(k); !ok {
 			t.Fatalf("entry %s evicted", k)
 		}
 	}
@@ -38,7 +38,7 @@ func TestChunkCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	// A chunk larger than a quarter of the budget is not kept.
 	big := types.NewVec(types.TypInt8, 1000)
 	c.put("big", big)
-	if c.get("big") != nil {
+	if _, ok := c.get("big"); ok {
 		t.Fatal("an oversized chunk was cached")
 	}
 }

@@ -73,6 +73,8 @@ type DB struct {
 	ownStore *DirStore
 	// chunks caches decoded chunks for random access.
 	chunks *chunkCache
+	// headers keeps the headers of chunks read by byte ranges.
+	headers *headerCache
 
 	// catMu guards tables. Commits hold it for reading so that a table
 	// cannot be dropped under a committing transaction.
@@ -199,6 +201,7 @@ func Open(opts Options) (*DB, error) {
 		store:     store,
 		ownStore:  owned,
 		chunks:    newChunkCache(opts.ChunkCacheBytes),
+		headers:   newHeaderCache(),
 		tables:    make(map[string]*tableState),
 		byID:      make(map[uint64]*tableState),
 		counters:  make(map[string]*counter),

@@ -350,7 +350,8 @@ func (f *fetcher) readsWhole(key string, ck fragChunk) bool {
 
 // readHeader reads and parses the header of the column chunk stored under
 // key. It does not touch f's state, so that the prefetch may call it from
-// several goroutines.
+// several goroutines. Headers read are kept in f.headers, for the
+// fetcher, and in the database's header cache, for the next ones.
 func (f *fetcher) readHeader(ctx context.Context, key string, typ types.Type) (colChunkHeader, error) {
 	head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
 	if err != nil {
@@ -376,11 +377,10 @@ func (f *fetcher) readHeader(ctx context.Context, key string, typ types.Type) (c
 
 // readOne appends row i of chunk ck of column c to dst, with a byte-range
 // read when the chunk allows one.
-
 func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk, i int, dst *types.Vec) error {
 	key := f.key(fr, c, ck.Seq)
 	typ := f.t.Columns[c].Type
-	if v := f.db.chunks.get(key); v != nil {
+	if v, ok := f.db.chunks.get(key); ok {
 		f.db.stats.ChunkCacheHits.Add(1)
 		dst.AppendFrom(v, i)
 		return nil
@@ -400,9 +400,12 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 		return nil
 	}
 	if !ok {
-		var err error
-		if h, err = f.readHeader(ctx, key, typ); err != nil {
-			return err
+		if h, ok = f.db.headers.get(key); !ok {
+			var err error
+			if h, err = f.readHeader(ctx, key, typ); err != nil {
+				return err
+			}
+			f.db.headers.put(key, h)
 		}
 		f.headers[key] = h
 	}

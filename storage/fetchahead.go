@@ -83,9 +83,9 @@ type readAhead struct {
 	rows    []fragRow
 	from    int
 	located bool
-	chunks []chunkTask
-	blocks []blockTask
-	seen   map[string]bool
+	chunks  []chunkTask
+	blocks  []blockTask
+	seen    map[string]bool
 }
 
 // prefetch reads at once what the rows ids need from the object store
@@ -127,7 +127,12 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 				continue
 			}
 			ra.seen[key] = true
-			ra.chunks = append(ra.chunks, chunkTask{key: key, ck: ck, c: c, whole: f.readsWhole(key, ck)})
+			whole := f.readsWhole(key, ck)
+			if h, ok := f.db.headers.get(key); ok && !whole {
+				f.headers[key] = h
+				continue
+			}
+			ra.chunks = append(ra.chunks, chunkTask{key: key, ck: ck, c: c, whole: whole})
 		}
 	}
 	ra.run(len(ra.chunks), func(i int) {
@@ -146,6 +151,7 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 		}
 		if !t.whole {
 			f.headers[t.key] = t.h
+			f.db.headers.put(t.key, t.h)
 		}
 	}
 
