@@ -17,6 +17,7 @@
 #   BENCH_BATCH   batch size (default 256)
 #   BENCH_DIR     where the throwaway directories go (default $TMPDIR or /tmp)
 #   BENCH_MAP_SECONDS  seconds per mode of the single-row reads (default 10)
+#   BENCH_PAIRS   rounds of the Go client alternated with the ceilings (default 5)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,7 +29,8 @@ bench_init stream
 
 # 1. Build; the data: the images and labels as .npy files.
 log "building deeplaked and the Go client"
-(cd "$repo" && go build -o "$work/deeplaked" ./cmd/deeplaked && go build -o "$work/goclient" ./bench/stream/goclient)
+(cd "$repo" && go build -o "$work/deeplaked" ./cmd/deeplaked && go build -o "$work/goclient" ./bench/stream/goclient &&
+	go build -o "$work/loopback" ./bench/stream/loopback)
 log "generating $rows rows"
 "$py" "$repo/bench/stream/anchors.py" gen "$work" "$rows"
 
@@ -81,9 +83,23 @@ log "PostgreSQL: SELECT"
 log ".npy"
 "$py" "$repo/bench/stream/anchors.py" npy "$work" "$batch" | tee -a "$results"
 log "loopback TCP"
-(cd "$repo" && go run ./bench/stream/loopback -bytes $((rows * 12288))) | tee -a "$results"
+"$work/loopback" -bytes $((rows * 12288)) | tee -a "$results"
 log "loopback TCP, distinct data"
-(cd "$repo" && go run ./bench/stream/loopback -distinct -bytes $((rows * 12288))) | tee -a "$results"
+"$work/loopback" -distinct -bytes $((rows * 12288)) | tee -a "$results"
+
+# The Go client and the two loopback ceilings again, alternated for
+# BENCH_PAIRS rounds (default 5): on a shared machine both move from one
+# moment to the next by more than the gap to the target, so the ratio is
+# taken within each round and the median reported.
+pairs="$work/pairs.jsonl"
+log "Go client and the loopback ceilings, alternated (${BENCH_PAIRS:-5} rounds)"
+for round in $(seq "${BENCH_PAIRS:-5}"); do
+	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/loopback -bytes $((rows * 12288))" \
+		"$work/loopback -distinct -bytes $((rows * 12288))"; do
+		$cmd | "$py" -c 'import json, sys
+r = json.loads(sys.stdin.read()); r["round"] = int(sys.argv[1]); print(json.dumps(r))' "$round" | tee -a "$pairs"
+	done
+done
 
 # The same readers over the servers' Unix sockets, and that ceiling.
 log "deeplaked over its Unix socket: Python loader, Go client"
@@ -93,7 +109,7 @@ log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
 "$py" "$repo/bench/stream/anchors.py" pg-select "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
 log "Unix socket"
-(cd "$repo" && go run ./bench/stream/loopback -network unix -bytes $((rows * 12288))) | tee -a "$results"
+"$work/loopback" -network unix -bytes $((rows * 12288)) | tee -a "$results"
 
 # Single rows by position: deeplaked's map-style dataset (by the primary
 # key, and in storage order: LIMIT 1 OFFSET i, or a block of rows for
@@ -127,6 +143,25 @@ ratio(go, "loopback TCP ceiling", "Go client / loopback TCP ceiling")
 ratio(go, "loopback TCP ceiling, distinct data", "Go client / loopback TCP ceiling, distinct data")
 ratio(py, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader / psycopg COPY")
 ratio(py, "PostgreSQL 15, psycopg SELECT", "Python loader / psycopg SELECT")
+PY
+"$py" - "$pairs" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {}
+for r in rows:
+    by.setdefault(r["round"], {})[r["name"]] = r["gb_per_s"]
+go, one, dist = "deeplaked, Go client (client/stream)", "loopback TCP ceiling", "loopback TCP ceiling, distinct data"
+print("\nGo client and the loopback ceilings, alternated\n")
+print("| round | Go client GB/s | ceiling | distinct | Go / ceiling | Go / distinct |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+r1, r2 = [], []
+for k in sorted(by):
+    m = by[k]
+    if go in m and one in m and dist in m:
+        r1.append(m[go] / m[one]); r2.append(m[go] / m[dist])
+        print(f"| {k} | {m[go]:.2f} | {m[one]:.2f} | {m[dist]:.2f} | {r1[-1]:.2f} | {r2[-1]:.2f} |")
+if r1:
+    print(f"\n- median Go client / loopback TCP ceiling: {statistics.median(r1):.2f} (one buffer), {statistics.median(r2):.2f} (distinct data)")
 PY
 "$py" - "$maps" <<'PY'
 import json, sys
