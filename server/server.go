@@ -13,9 +13,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/session"
 	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/wire"
@@ -36,8 +38,10 @@ type Options struct {
 	// InMemory keeps everything in memory (tests); DataDir is ignored.
 	InMemory bool
 	// Storage says where table data lives: empty for DataDir/objects, or
-	// "s3://bucket/prefix" for an S3 bucket (credentials and region from
-	// the standard AWS environment). The catalog stays in DataDir.
+	// "s3://bucket/prefix" for an S3 bucket, with optional settings
+	// ("?read_part_size=8MB&read_concurrency=64", see parseStorageSpec;
+	// credentials and region from the standard AWS environment). The
+	// catalog stays in DataDir.
 	Storage string
 	// S3Endpoint is the URL of an S3-compatible server; empty means AWS.
 	S3Endpoint string
@@ -160,19 +164,53 @@ func openObjectStore(ctx context.Context, spec, endpoint string) (storage.Object
 		}
 		return nil, nil
 	}
-	u, err := url.Parse(spec)
-	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.User != nil {
-		return nil, fmt.Errorf("storage %q: want s3://bucket/prefix, or empty for the data directory", spec)
+	opts, err := parseStorageSpec(spec)
+	if err != nil {
+		return nil, err
 	}
-	st, err := storage.NewS3Store(ctx, storage.S3Options{
-		Bucket:   u.Host,
-		Prefix:   strings.Trim(u.Path, "/"),
-		Endpoint: endpoint,
-	})
+	opts.Endpoint = endpoint
+	st, err := storage.NewS3Store(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %w", spec, err)
 	}
 	return st, nil
+}
+
+// parseStorageSpec reads "s3://bucket/prefix[?setting=value&...]". The
+// settings: read_part_size, the size of the parts a chunk is read in at
+// once (a memory setting: "8MB"; a number alone is kB, as in
+// postgresql.conf), and read_concurrency, the most reads of one reader in
+// flight (see storage.S3Options).
+func parseStorageSpec(spec string) (storage.S3Options, error) {
+	u, err := url.Parse(spec)
+	if err != nil || u.Scheme != "s3" || u.Host == "" || u.User != nil {
+		return storage.S3Options{}, fmt.Errorf("storage %q: want s3://bucket/prefix, or empty for the data directory", spec)
+	}
+	opts := storage.S3Options{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return opts, fmt.Errorf("storage %q: %w", spec, err)
+	}
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		switch k {
+		case "read_part_size":
+			kb, ok := exec.MemorySettingKB(v)
+			if !ok || kb < 64 || kb > 1<<20 {
+				return opts, fmt.Errorf("storage %q: read_part_size %q: want a size from 64kB to 1GB", spec, v)
+			}
+			opts.ReadPartSize = kb << 10
+		case "read_concurrency":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1024 {
+				return opts, fmt.Errorf("storage %q: read_concurrency %q: want a number from 1 to 1024", spec, v)
+			}
+			opts.ReadConcurrency = n
+		default:
+			return opts, fmt.Errorf("storage %q: unknown setting %q (known: read_part_size, read_concurrency)", spec, k)
+		}
+	}
+	return opts, nil
 }
 
 // listenUnix listens on DIR/.s.PGSQL.<port>, the port being tcp's, the

@@ -53,6 +53,14 @@ type bufferedGetter interface {
 	GetInto(ctx context.Context, key string, buf []byte, progress func(read []byte) error) ([]byte, error)
 }
 
+// sizedGetter is implemented by stores that read an object faster when
+// they know its size (S3Store reads a large one in parts at once).
+type sizedGetter interface {
+	// GetSizedInto is GetInto for an object whose size the caller
+	// knows. An object of another size comes back with another length.
+	GetSizedInto(ctx context.Context, key string, size int64, buf []byte, progress func(read []byte) error) ([]byte, error)
+}
+
 // rangeIntoGetter is implemented by stores that can read a byte range
 // into a caller's buffer, sparing an allocation per range read (FetchRows
 // reads one checksum block per row).

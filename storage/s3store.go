@@ -32,6 +32,7 @@ const (
 	DefaultS3PartSize           = 8 << 20
 	DefaultS3Concurrency        = 4
 	DefaultS3ReadConcurrency    = 32
+	DefaultS3ReadPartSize       = 2 << 20
 
 	// s3MinPartSize is the smallest part S3 accepts, except the last.
 	s3MinPartSize = 5 << 20
@@ -74,8 +75,14 @@ type S3Options struct {
 	Concurrency int
 	// ReadConcurrency is how many byte ranges a reader of single rows
 	// (an exact shuffle, a lookup by key) has in flight at once
-	// (DefaultS3ReadConcurrency): each read waits a round trip.
+	// (DefaultS3ReadConcurrency): each read waits a round trip. It also
+	// bounds the parts of one object read at once (ReadPartSize).
 	ReadConcurrency int
+	// ReadPartSize is about the size of the ranged parts in which a scan
+	// reads a chunk, all at once (DefaultS3ReadPartSize): one connection
+	// carries a fraction of what S3 serves, and an 8 MB chunk then comes
+	// over 4.
+	ReadPartSize int64
 }
 
 // S3Store is an ObjectStore in an S3 bucket, under a key prefix. Reads of
@@ -125,6 +132,9 @@ func NewS3Store(ctx context.Context, opts S3Options) (*S3Store, error) {
 	if opts.ReadConcurrency <= 0 {
 		opts.ReadConcurrency = DefaultS3ReadConcurrency
 	}
+	if opts.ReadPartSize <= 0 {
+		opts.ReadPartSize = DefaultS3ReadPartSize
+	}
 	maxBackoff := opts.MaxBackoff
 	retryer := retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = opts.MaxAttempts
@@ -138,8 +148,9 @@ func NewS3Store(ctx context.Context, opts S3Options) (*S3Store, error) {
 	})
 
 	// The client keeps a connection open for each request that may be in
-	// flight at once, so that concurrent reads do not open one each.
-	idle := max(opts.ReadConcurrency, opts.Concurrency) + 4
+	// flight at once, so that concurrent reads do not open one each: a
+	// row fetcher's, and the parts of the chunks that scans load.
+	idle := 2*opts.ReadConcurrency + opts.Concurrency
 	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(awshttp.NewBuildableClient().
 		WithTransportOptions(func(tr *http.Transport) { tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, idle) }))}
 	if opts.Region != "" {
@@ -487,6 +498,133 @@ func (s *S3Store) getRange(ctx context.Context, key string, off, n int64) ([]byt
 		return sliceRange(data, off, n), nil
 	}
 	return data, nil
+}
+
+// GetSizedInto implements sizedGetter: the object, size bytes as its
+// reader knows it, read into buf in about ReadPartSize parts at once (up
+// to ReadConcurrency), progress called in order as each part completes the
+// bytes before it. One byte past size is asked for, so that an object of
+// another size comes back with another length, for the caller to see.
+func (s *S3Store) GetSizedInto(ctx context.Context, key string, size int64, buf []byte, progress func(read []byte) error) ([]byte, error) {
+	want := size + 1
+	if int64(cap(buf)) < want {
+		buf = make([]byte, want)
+	}
+	buf = buf[:want]
+	nparts := max(1, (want+s.opts.ReadPartSize/2)/s.opts.ReadPartSize)
+	part := (want + nparts - 1) / nparts
+	if nparts == 1 {
+		n, err := s.getRangeInto(ctx, key, 0, buf)
+		if err == nil && progress != nil {
+			err = progress(buf[:n])
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make([]int, nparts)
+	errs := make([]error, nparts)
+	done := make([]chan struct{}, nparts)
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	sem := make(chan struct{}, min(int(nparts), s.opts.ReadConcurrency))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range int(nparts) {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for ; i < int(nparts); i++ {
+					errs[i] = ctx.Err()
+					close(done[i])
+				}
+				return
+			}
+			lo := int64(i) * part
+			hi := min(lo+part, want)
+			wg.Go(func() {
+				defer func() {
+					<-sem
+					close(done[i])
+				}()
+				got[i], errs[i] = s.getRangeInto(ctx, key, lo, buf[lo:hi])
+			})
+		}
+	})
+	n := int64(0)
+	var err error
+	for i := range int(nparts) {
+		<-done[i]
+		if err = errs[i]; err != nil {
+			break
+		}
+		n += int64(got[i])
+		if progress != nil {
+			if err = progress(buf[:n]); err != nil {
+				break
+			}
+		}
+		if n < min(int64(i+1)*part, want) {
+			break // the object ends here
+		}
+	}
+	cancel()
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// getRangeInto reads the len(dst) bytes at off into dst, and returns how
+// many there were (fewer where the object ends). A body cut short in
+// transit is read again, with backoff.
+func (s *S3Store) getRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := s.getRangeIntoOnce(ctx, key, off, dst)
+		var be bodyError
+		if err == nil || !errors.As(err, &be) || attempt >= s.opts.MaxAttempts {
+			return n, err
+		}
+		if err := sleepCtx(ctx, s3Backoff(attempt, s.opts.MaxBackoff)); err != nil {
+			return 0, fmt.Errorf("s3 get %q: %w", key, err)
+		}
+	}
+}
+
+func (s *S3Store) getRangeIntoOnce(ctx context.Context, key string, off int64, dst []byte) (int, error) {
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: s.objectKey(key),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+int64(len(dst))-1))}
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil {
+		if s3Status(err) == 416 || s3ErrorCode(err) == "InvalidRange" {
+			return 0, nil // the object ends at or before off
+		}
+		return 0, s.readErr(key, err)
+	}
+	defer out.Body.Close()
+	if out.ContentRange == nil {
+		// The server ignored Range and sends the whole object.
+		data, err := io.ReadAll(out.Body)
+		if err != nil {
+			return 0, fmt.Errorf("s3 get %q: %w", key, bodyError{err})
+		}
+		return copy(dst, sliceRange(data, off, int64(len(dst)))), nil
+	}
+	cl := aws.ToInt64(out.ContentLength)
+	if cl < 0 || cl > int64(len(dst)) {
+		return 0, fmt.Errorf("s3 get %q: %d bytes for a range of %d", key, cl, len(dst))
+	}
+	n, err := io.ReadFull(out.Body, dst[:cl])
+	if err != nil {
+		return 0, fmt.Errorf("s3 get %q: %w", key, bodyError{err})
+	}
+	return n, nil
 }
 
 func (s *S3Store) readErr(key string, err error) error {

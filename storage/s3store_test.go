@@ -541,7 +541,7 @@ func TestS3StoreBadCredentials(t *testing.T) {
 func TestS3StoreFetchReadsAhead(t *testing.T) {
 	gw := s3test.Start(t)
 	p := newFaultProxy(t, gw)
-	store := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.ReadConcurrency = 16 })
+	store := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.ReadConcurrency = 16; o.ReadPartSize = 64 << 10 })
 	db, err := storage.Open(storage.Options{InMemory: true, Store: store, FlushRows: 1 << 30, WholeChunkFetch: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -614,5 +614,101 @@ func TestS3StoreFetchReadsAhead(t *testing.T) {
 	}
 	if conns > 2 {
 		t.Fatalf("the second fetch opened %d connections: the first's were not kept", conns)
+	}
+
+	// A scan reads the chunks (about 256 kB) in 64 kB parts at once.
+	p.mu.Lock()
+	p.rangeDelay, p.peakRanged = 5*time.Millisecond, 0
+	p.mu.Unlock()
+	p.requests()
+	chunks := db.Stats().ChunksRead.Load()
+	got, err := ftScan(t, db, tbl)
+	if err != nil || len(got) != 3000 {
+		t.Fatalf("scan: %d rows, %v", len(got), err)
+	}
+	p.mu.Lock()
+	peak = p.peakRanged
+	p.mu.Unlock()
+	chunks = db.Stats().ChunksRead.Load() - chunks
+	if n := int64(countOf(p.requests(), "GET")); peak < 4 || n < 2*chunks {
+		t.Fatalf("scan: %d GETs, %d at once, for %d chunks", n, peak, chunks)
+	}
+}
+
+// TestS3StoreSizedGetParts reads objects of known size in ranged parts at
+// once: the bytes must come back whole and in order to progress, in as
+// many GETs as parts, a part's body cut short read again, a failed part
+// or a failing progress end the read with their error, and an object of
+// another size than the caller's come back with its own length.
+func TestS3StoreSizedGetParts(t *testing.T) {
+	gw := s3test.Start(t)
+	p := newFaultProxy(t, gw)
+	s := proxiedStore(t, gw, p, func(o *storage.S3Options) { o.ReadPartSize = 1 << 20; o.MaxAttempts = 3 })
+	ctx := context.Background()
+	data := randomBytes(5<<20+123, 7)
+	if err := s.Put(ctx, "obj", data); err != nil {
+		t.Fatal(err)
+	}
+	get := func(size int64) ([]byte, []int, error) {
+		var seen []int
+		b, err := s.GetSizedInto(ctx, "obj", size, nil, func(read []byte) error {
+			if !bytes.Equal(read, data[:min(len(read), len(data))]) {
+				t.Errorf("progress saw %d bytes that differ from the object's", len(read))
+			}
+			seen = append(seen, len(read))
+			return nil
+		})
+		return b, seen, err
+	}
+	p.requests()
+	b, seen, err := get(int64(len(data)))
+	if err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("sized get: %d bytes, %v", len(b), err)
+	}
+	if n := countOf(p.requests(), "GET"); n != 5 {
+		t.Fatalf("%d GETs for 5 parts", n)
+	}
+	if !slices.IsSorted(seen) || len(seen) != 5 || seen[4] != len(data) {
+		t.Fatalf("progress saw %v", seen)
+	}
+
+	// Another size than the object's: its own length comes back.
+	for _, size := range []int64{int64(len(data)) - 1000, int64(len(data)) + 3<<20, 10} {
+		b, _, err := get(size)
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if want := min(size+1, int64(len(data))); int64(len(b)) != want || !bytes.Equal(b, data[:want]) {
+			t.Fatalf("size %d: %d bytes back, want the object's first %d", size, len(b), want)
+		}
+	}
+
+	// A body cut short is read again; a part refused fails the read.
+	p.setRule(nthOf("GET", 1, truncateBody))
+	if b, _, err := get(int64(len(data))); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("a part cut short once: %d bytes, %v", len(b), err)
+	}
+	p.setRule(func(r *http.Request) proxyAction {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Header.Get("Range"), "bytes=2") {
+			return reject400
+		}
+		return forward
+	})
+	if _, _, err := get(int64(len(data))); err == nil || !strings.Contains(err.Error(), `"obj"`) {
+		t.Fatalf("a part refused: %v; want an error naming the key", err)
+	}
+	p.setRule(nil)
+	stop := errors.New("stop")
+	calls := 0
+	if _, err := s.GetSizedInto(ctx, "obj", int64(len(data)), nil, func([]byte) error {
+		if calls++; calls == 2 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) || calls != 2 {
+		t.Fatalf("progress failing at the second part: %v after %d calls", err, calls)
+	}
+	if _, err := s.GetSizedInto(ctx, "missing", 100, nil, nil); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a missing key: %v", err)
 	}
 }

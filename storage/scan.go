@@ -822,6 +822,9 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 	var data []byte
 	var err error
 	bg, buffered := db.store.(bufferedGetter)
+	sg, sized := db.store.(sizedGetter)
+	sized = sized && ck.Size > 0
+	buffered = buffered || sized
 	var buf *[]byte
 	// The checksums are checked piece by piece as the chunk is read.
 	v := chunkVerifier{typ: typ}
@@ -831,7 +834,11 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 		// gives the pool its old buffer in exchange.
 		buf = readBufs.Get().(*[]byte)
 		defer readBufs.Put(buf)
-		data, err = bg.GetInto(ctx, key, (*buf)[:0], v.progress)
+		if sized {
+			data, err = sg.GetSizedInto(ctx, key, ck.Size, (*buf)[:0], v.progress)
+		} else {
+			data, err = bg.GetInto(ctx, key, (*buf)[:0], v.progress)
+		}
 		if data != nil {
 			*buf = data
 		}
