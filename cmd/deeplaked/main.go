@@ -59,7 +59,7 @@ func envInt(name string, def int) int {
 func main() {
 	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
-	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix for S3 (env DEEPLAKED_STORAGE)")
+	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix[?read_part_size=2MB&read_concurrency=32] for S3 (env DEEPLAKED_STORAGE)")
 	s3Endpoint := flag.String("s3-endpoint", envOr("DEEPLAKED_S3_ENDPOINT", ""), "URL of an S3-compatible server; empty for AWS (env DEEPLAKED_S3_ENDPOINT)")
 	retention := flag.Duration("version-retention", envDuration("DEEPLAKED_VERSION_RETENTION", storage.DefaultVersionRetention),
 		"how long old table versions are kept for reading past versions; VACUUM expires older ones, 0s keeps only the current version (env DEEPLAKED_VERSION_RETENTION)")
