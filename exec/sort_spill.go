@@ -5,10 +5,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
@@ -28,7 +25,7 @@ func (e *Env) spillBudget() int64 {
 	b := spillMin
 	if e.Setting != nil {
 		if v, ok := e.Setting("work_mem"); ok {
-			if kb, ok := MemorySettingKB(v); ok && kb<<10 > b {
+			if kb, ok := types.MemorySettingKB(v); ok && kb<<10 > b {
 				b = kb << 10
 			}
 		}
@@ -40,29 +37,6 @@ func (e *Env) spillBudget() int64 {
 // spills, whatever work_mem says: a column's values in one vector stay
 // well within its 32-bit offsets.
 const maxHeldBytes = 1 << 30
-
-// MemorySettingKB reads a memory setting's value ("4MB", "65536", "1GB")
-// in kB, the unit of a number without one, as PostgreSQL does; ok is false
-// for what is not a number with a known unit. The range is the caller's to
-// check.
-func MemorySettingKB(v string) (int64, bool) {
-	t := strings.TrimSpace(v)
-	num := strings.TrimRight(t, "kMGTB")
-	unit := strings.TrimSpace(t[len(num):])
-	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-	mult := map[string]int64{"": 1, "kB": 1, "MB": 1 << 10, "GB": 1 << 20, "TB": 1 << 30}[unit]
-	if err != nil || mult == 0 {
-		return 0, false
-	}
-	// Out of int64's range: the nearest end, outside any setting's range.
-	if n > math.MaxInt64/mult {
-		return math.MaxInt64, true
-	}
-	if n < math.MinInt64/mult {
-		return math.MinInt64, true
-	}
-	return n * mult, true
-}
 
 // heldBytes is about the memory b's rows take (by length: a batch emptied
 // for reuse holds none).

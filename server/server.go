@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/session"
 	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
 	"github.com/deeplaked/deeplaked/wire"
 )
 
@@ -195,7 +195,7 @@ func parseStorageSpec(spec string) (storage.S3Options, error) {
 		v := vs[len(vs)-1]
 		switch k {
 		case "read_part_size":
-			kb, ok := exec.MemorySettingKB(v)
+			kb, ok := types.MemorySettingKB(v)
 			if !ok || kb < 64 || kb > 1<<20 {
 				return opts, fmt.Errorf("storage %q: read_part_size %q: want a size from 64kB to 1GB", spec, v)
 			}

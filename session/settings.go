@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/sql"
 	"github.com/deeplaked/deeplaked/types"
@@ -695,7 +694,7 @@ func checkOff(p *param, v, _ string) (string, error) {
 func checkMemory(lo, hi int64) func(*param, string, string) (string, error) {
 	return func(p *param, v, _ string) (string, error) {
 		t := strings.TrimSpace(v)
-		kb, ok := exec.MemorySettingKB(t)
+		kb, ok := types.MemorySettingKB(t)
 		if !ok {
 			return "", invalidValue(p, v).WithHint(`Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`)
 		}
