@@ -48,6 +48,33 @@ func zonePreds(n *plan.Scan) []storage.ZonePred {
 				return
 			}
 			out = append(out, storage.ZonePred{Col: n.Cols[col.Idx], Op: zoneOp(op), Val: k.Val, Row: 0})
+		case plan.OpIn:
+			// column IN (constants): one Vec of the values that are
+			// not NULL (a NULL matches no row).
+			col, ok := c.Args[0].(*plan.ColRef)
+			if !ok || len(c.Args) < 2 {
+				return
+			}
+			var vals *types.Vec
+			for _, a := range c.Args[1:] {
+				k, ok := a.(*plan.Const)
+				if !ok || k.Param != nil || !k.Null && (k.Val == nil || !zoneComparable(col.Typ, k.Typ)) {
+					return
+				}
+				if k.Null {
+					continue
+				}
+				if vals == nil {
+					vals = types.NewVec(k.Typ, len(c.Args)-1)
+				} else if vals.Type.Phys() != k.Typ.Phys() {
+					return
+				}
+				vals.AppendFrom(k.Val, 0)
+			}
+			if vals == nil {
+				vals = types.NewVec(col.Typ, 0)
+			}
+			out = append(out, storage.ZonePred{Col: n.Cols[col.Idx], Op: storage.ZoneIn, Val: vals, Row: -1})
 		}
 	}
 	if n.Filter != nil {

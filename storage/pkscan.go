@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -61,40 +62,100 @@ func (txn *Txn) pkRow(key []byte) (id uint64, ok bool, err error) {
 	return binary.BigEndian.Uint64(v), true, nil
 }
 
-// startPKScan makes s return the one row (or none) a primary key lookup
-// finds, read by id, instead of scanning the table.
-func (s *Scanner) startPKScan(txn *Txn, key []byte) error {
-	id, ok, err := txn.pkRow(key)
-	if err != nil || !ok {
-		s.pkDone = true
-		return err
+// pkLookupKeys returns the primary key entry keys that the predicates
+// pin down: one for equalities on every key column (pkLookupKey), or one
+// per value of `key IN (...)` on a one-column key (ZoneIn), NULLs left out.
+// ok is false when the predicates do not pin the key down.
+func pkLookupKeys(t *TableDesc, preds []ZonePred) (keys [][]byte, ok bool) {
+	if key, ok := pkLookupKey(t, preds); ok {
+		return [][]byte{key}, true
 	}
-	b, ids, err := txn.FetchRows(s.t, s.cols, []uint64{id})
+	if len(t.PrimaryKey) != 1 {
+		return nil, false
+	}
+	c := t.PrimaryKey[0]
+	for _, p := range preds {
+		if p.Op != ZoneIn || p.Col != c || p.Val == nil || !pkValueFits(t.Columns[c].Type, p.Val.Type) {
+			continue
+		}
+		b := &types.Batch{Cols: make([]*types.Vec, len(t.Columns))}
+		b.Cols[c] = p.Val
+		for r := range p.Val.Len() {
+			if !p.Val.Nulls[r] {
+				keys = append(keys, appendPKKey(nil, t, b, r))
+			}
+		}
+		return keys, true
+	}
+	return nil, false
+}
+
+// pkValueFits reports whether values of type v encode as keys of a
+// primary key column of type col.
+func pkValueFits(col, v types.Type) bool {
+	if v.Phys() != col.Phys() {
+		return false
+	}
+	return v.Phys() != types.PhysBytes || v.Kind == col.Kind || v.IsTextual() && col.IsTextual()
+}
+
+// startPKScan makes s return the rows (at most one per key) that a
+// primary key lookup finds, read by id in storage order, instead of
+// scanning the table.
+func (s *Scanner) startPKScan(txn *Txn, keys [][]byte) error {
+	ids := make([]uint64, 0, len(keys))
+	for _, key := range keys {
+		id, ok, err := txn.pkRow(key)
+		if err != nil {
+			s.pkDone = true
+			return err
+		}
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	s.pkIDs = slices.Compact(ids)
+	if len(s.pkIDs) == 0 {
+		s.pkDone = true
+		return nil
+	}
+	txn.db.stats.PKLookups.Add(1)
+	rf, err := txn.NewRowFetcher(s.t, s.cols, 0)
 	if err != nil {
 		return err
 	}
-	s.pkBatch, s.pkIDs = b, ids
-	txn.db.stats.PKLookups.Add(1)
+	s.pkFetch = rf
 	return nil
 }
 
-// nextPK is Next for a primary key lookup.
+// nextPK is Next for a primary key lookup: the next rows found, up to a
+// batch of them.
 func (s *Scanner) nextPK() (*types.Batch, []uint64, error) {
-	if s.pkDone || s.pkBatch == nil || len(s.pkIDs) == 0 {
+	if s.pkDone || len(s.pkIDs) == 0 {
 		s.pkDone = true
 		return nil, nil, nil
 	}
-	s.pkDone = true
-	if len(s.cols) == 0 {
-		s.pkBatch.SetLen(len(s.pkIDs))
+	part := s.pkIDs[:min(len(s.pkIDs), types.BatchSize)]
+	s.pkIDs = s.pkIDs[len(part):]
+	b, ids, err := s.pkFetch.Fetch(part, s.pkBatch)
+	if err != nil {
+		return nil, nil, err
 	}
-	return s.pkBatch, s.pkIDs, nil
+	s.pkBatch = b
+	if len(s.cols) == 0 {
+		b.SetLen(len(ids))
+	}
+	if len(ids) == 0 {
+		return s.nextPK()
+	}
+	return b, ids, nil
 }
 
-// PKLookup reports whether a scan of t with preds is answered by a primary
-// key lookup (equalities on every key column): at most one row, read by
-// its id.
+// PKLookup reports whether a scan of t with preds is answered by primary
+// key lookups (equalities on every key column, or the key IN a list):
+// at most one row per key, read by id.
 func PKLookup(t *TableDesc, preds []ZonePred) bool {
-	_, ok := pkLookupKey(t, preds)
+	_, ok := pkLookupKeys(t, preds)
 	return ok
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/types"
@@ -137,5 +138,112 @@ func TestPrimaryKeyLookupScan(t *testing.T) {
 	defer fresh.Rollback()
 	if got := pkScanIDs(t, fresh, tbl, 500); len(got) != 1 || got[0][1] != -1 {
 		t.Fatalf("a new snapshot: %v", got)
+	}
+}
+
+// pkInScan scans tbl with `id IN (keys)` (NULL for a nil key) and returns
+// its (id, v) rows and the chunk objects it read.
+func pkInScan(t *testing.T, db *DB, txn *Txn, tbl *TableDesc, cols []int, keys []*int64) ([][2]int64, int, int64) {
+	t.Helper()
+	val := types.NewVec(types.TypInt4, len(keys))
+	for _, k := range keys {
+		if k == nil {
+			val.AppendNull()
+		} else {
+			val.AppendInt(*k)
+		}
+	}
+	read := db.Stats().ChunksRead.Load()
+	sc, err := txn.ScanWith(tbl, ScanOptions{Cols: cols, Preds: []ZonePred{{Col: 0, Op: ZoneIn, Val: val, Row: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var out [][2]int64
+	n := 0
+	for {
+		b, ids, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			return out, n, db.Stats().ChunksRead.Load() - read
+		}
+		if len(ids) != b.Len() {
+			t.Fatalf("%d ids for %d rows", len(ids), b.Len())
+		}
+		n += b.Len()
+		for i := 0; i < b.Len() && len(cols) == 2; i++ {
+			out = append(out, [2]int64{b.Cols[0].Ints[i], b.Cols[1].Ints[i]})
+		}
+	}
+}
+
+// TestPrimaryKeyInListScan looks rows up by `key IN (...)`: each existing
+// key's row once, whatever the duplicates, NULLs and missing keys in the
+// list, in batches past types.BatchSize, deleted rows and the txn's own
+// rows as the txn sees them, reading only the chunks of the rows found.
+func TestPrimaryKeyInListScan(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, &TableDesc{Name: "pkin", Columns: []ColumnDesc{
+		{Name: "id", Type: types.TypInt8, NotNull: true},
+		{Name: "v", Type: types.TypInt8},
+	}, PrimaryKey: []int{0}, Options: TableOptions{ChunkSize: 4096}})
+	rows := func(from, n int64) *types.Batch {
+		b := types.NewBatch([]types.Type{types.TypInt8, types.TypInt8}, int(n))
+		for i := from; i < from+n; i++ {
+			b.Cols[0].AppendInt(i)
+			b.Cols[1].AppendInt(i * 10)
+		}
+		return b
+	}
+	insert(t, db, tbl, rows(0, 20000))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	key := func(k int64) *int64 { return &k }
+	txn := db.Begin()
+	defer txn.Rollback()
+	if err := txn.Insert(tbl, rows(20000, 10)); err != nil { // own, unflushed
+		t.Fatal(err)
+	}
+	deleteIDs(t, txn, tbl, func(id int64) bool { return id == 7 })
+
+	list := []*int64{key(19999), key(5), key(5), nil, key(20005), key(7), key(-3), key(1 << 40), key(12345)}
+	lookups := db.Stats().PKLookups.Load()
+	got, _, read := pkInScan(t, db, txn, tbl, []int{0, 1}, list)
+	slices.SortFunc(got, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+	want := [][2]int64{{5, 50}, {12345, 123450}, {19999, 199990}, {20005, 200050}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("IN list: %v, want %v", got, want)
+	}
+	if n := db.Stats().PKLookups.Load() - lookups; n != 1 {
+		t.Fatalf("%d primary key lookups, want 1", n)
+	}
+	// Each row's chunks of id and v, and of the row ids: far fewer than
+	// the table's.
+	if read > 12 {
+		t.Fatalf("the lookup read %d chunk objects", read)
+	}
+	if got, n, _ := pkInScan(t, db, txn, tbl, nil, list); n != 4 || got != nil {
+		t.Fatalf("count(*) of the IN list: %d rows", n)
+	}
+	if got, n, _ := pkInScan(t, db, txn, tbl, []int{0, 1}, []*int64{nil, key(-1)}); n != 0 {
+		t.Fatalf("no key found: %v", got)
+	}
+
+	// 2,500 keys, every other row: three batches.
+	var many []*int64
+	for k := int64(0); k < 5000; k += 2 {
+		many = append(many, key(k))
+	}
+	got, n, _ := pkInScan(t, db, txn, tbl, []int{0, 1}, many)
+	if n != 2500 {
+		t.Fatalf("%d rows for 2,500 keys", n)
+	}
+	for i, r := range got {
+		if r[0] != int64(2*i) || r[1] != r[0]*10 {
+			t.Fatalf("row %d: %v", i, r)
+		}
 	}
 }

@@ -38,7 +38,8 @@ type ScanOptions struct {
 	Cached bool
 }
 
-// ZonePred is the condition `column Op value`, value being row Row of Val.
+// ZonePred is the condition `column Op value`, value being row Row of Val;
+// for ZoneIn, `column IN (values)`, the values being every row of Val.
 type ZonePred struct {
 	Col int
 	Op  ZoneOp
@@ -103,12 +104,14 @@ type Scanner struct {
 	err     error
 	closed  bool
 
-	// pk is set for a scan answered by a primary key lookup: pkBatch and
-	// pkIDs hold its row, if any, until pkDone.
+	// pk is set for a scan answered by primary key lookups: pkIDs holds
+	// the ids of the rows found still to read, by pkFetch into pkBatch,
+	// until pkDone.
 	pk      bool
 	pkDone  bool
 	pkBatch *types.Batch
 	pkIDs   []uint64
+	pkFetch *RowFetcher
 
 	// per-fragment state
 	frag     *fragment
@@ -159,13 +162,14 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		}
 	}
 	if opts.AsOf == 0 && opts.Group == nil {
-		// Equalities on the whole primary key: at most one row, read by
-		// its id.
-		if key, ok := pkLookupKey(t, opts.Preds); ok {
+		// Equalities on the whole primary key, or the key IN a list: at
+		// most one row per key, read by id.
+		if keys, ok := pkLookupKeys(t, opts.Preds); ok {
 			s := newScannerCap(txn.db, t, opts, 1)
 			s.txn = txn
 			s.pk = true
-			if err := s.startPKScan(txn, key); err != nil {
+			if err := s.startPKScan(txn, keys); err != nil {
+				s.Close()
 				return nil, err
 			}
 			return s, nil
@@ -624,6 +628,9 @@ func (s *Scanner) Close() {
 	}
 	s.closed = true
 	s.loader.close()
+	if s.pkFetch != nil {
+		s.pkFetch.Close()
+	}
 	if s.it != nil {
 		if err := s.it.Close(); err != nil && s.err == nil {
 			s.err = ioErrorf(err, "closing scan of %q", s.t.Name)

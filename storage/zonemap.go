@@ -39,10 +39,12 @@ const (
 	ZoneGe
 	ZoneIsNull
 	ZoneIsNotNull
+	// ZoneIn is `col IN (values)`: every row of the value Vec.
+	ZoneIn
 )
 
 var zoneOpNames = [...]string{ZoneEq: "=", ZoneLt: "<", ZoneLe: "<=", ZoneGt: ">", ZoneGe: ">=",
-	ZoneIsNull: "IS NULL", ZoneIsNotNull: "IS NOT NULL"}
+	ZoneIsNull: "IS NULL", ZoneIsNotNull: "IS NOT NULL", ZoneIn: "IN"}
 
 // String returns the predicate as SQL spells it.
 func (o ZoneOp) String() string {
@@ -203,7 +205,7 @@ func (z *ZoneMap) Merge(o ZoneMap) {
 }
 
 // MayContain reports false only when no row of the chunk can satisfy
-// `col OP value`, value being row i of v. A NULL value satisfies no
+// `col OP value`, value being row i of v (for ZoneIn, `col IN (v's rows)`). A NULL value satisfies no
 // comparison; ZoneIsNull and ZoneIsNotNull ignore v. Values of another
 // physical layout than the bounds are compared as PostgreSQL would after
 // promoting integers to float; anything else may match.
@@ -213,6 +215,17 @@ func (z *ZoneMap) MayContain(op ZoneOp, v *types.Vec, i int) bool {
 		return z.NullCount > 0
 	case ZoneIsNotNull:
 		return z.NullCount < z.Rows
+	case ZoneIn:
+		// Any of the values (i is not used).
+		if v == nil {
+			return true
+		}
+		for r := range v.Len() {
+			if z.MayContain(ZoneEq, v, r) {
+				return true
+			}
+		}
+		return false
 	case ZoneEq, ZoneLt, ZoneLe, ZoneGt, ZoneGe:
 	default:
 		return true

@@ -229,6 +229,18 @@ func TestZoneMapMayContainProperty(t *testing.T) {
 			merged := zoneOf(t, col, 0, split)
 			merged.Merge(zoneOf(t, col, split, n))
 			for _, probes := range zoneProbes(rng, typ) {
+				// col IN (every probe).
+				in := false
+				for j := range probes.Len() {
+					for i := range n {
+						in = in || satisfies(col, i, ZoneEq, probes, j)
+					}
+				}
+				for k, zm := range []ZoneMap{z, decoded, merged} {
+					if in && !zm.MayContain(ZoneIn, probes, -1) {
+						t.Fatalf("%s zone map %d %+v prunes `col IN (...)` though a row matches (column %v)", typ, k, zm, colString(col))
+					}
+				}
 				for j := range probes.Len() {
 					for _, op := range zoneOps {
 						match := false
@@ -379,4 +391,30 @@ func FuzzDecodeZoneMap(f *testing.F) {
 			t.Fatalf("%+v does not round-trip: %v", z, err)
 		}
 	})
+}
+
+// TestZoneMapIn prunes a chunk for `col IN (...)` only when no value of
+// the list falls within its bounds.
+func TestZoneMapIn(t *testing.T) {
+	col := types.NewVec(types.TypInt8, 11)
+	for i := int64(10); i <= 20; i++ {
+		col.AppendInt(i)
+	}
+	z := zoneOf(t, col, 0, col.Len())
+	list := func(vals ...int64) *types.Vec {
+		v := types.NewVec(types.TypInt4, len(vals))
+		for _, x := range vals {
+			v.AppendInt(x)
+		}
+		v.AppendNull()
+		return v
+	}
+	for vals, want := range map[[2]int64]bool{{1, 30}: false, {1, 15}: true, {20, 99}: true, {9, 21}: false} {
+		if got := z.MayContain(ZoneIn, list(vals[0], vals[1]), -1); got != want {
+			t.Errorf("[10, 20] IN (%d, %d, NULL): %v, want %v", vals[0], vals[1], got, want)
+		}
+	}
+	if z.MayContain(ZoneIn, list(), -1) {
+		t.Error("IN (NULL) may match")
+	}
 }

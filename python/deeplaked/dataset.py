@@ -175,6 +175,8 @@ class TableDataset(_Base):
         return "SELECT %s FROM %s WHERE %s" % (cols, self.table, where)
 
     def _literal(self, v):
+        if type(v) is int:  # the common key; psycopg's Literal costs ~20 us
+            return str(v)
         from psycopg import sql
         return sql.Literal(v).as_string(self._connection())
 
