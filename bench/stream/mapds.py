@@ -9,7 +9,11 @@ line per reader and mode (rows/s).
     mapds.py npy DIR SECONDS                      images.npy and labels.npy in DIR
 
 Random: uniformly drawn positions for SECONDS. In order: consecutive
-positions from a random start for SECONDS.
+positions from a random start for SECONDS. Batches of 64: what
+DataLoader(batch_size=64, shuffle=True) asks for, 64 random positions at a
+time, stacked into tensors: deeplaked's dataset through torch's own
+DataLoader (one query per batch, __getitems__), PostgreSQL by
+`WHERE id = ANY(%s)` with the batch's ids.
 """
 
 import json
@@ -36,6 +40,22 @@ def measure(name, n, read, seconds):
         print(json.dumps({"name": name, "mode": mode, "rows": rows, "seconds": el, "rows_per_s": rows / el}), flush=True)
 
 
+BATCH = 64
+
+
+def measure_batches(name, n, read_batch, seconds):
+    """rows/s of batches of BATCH random positions for seconds."""
+    rng = random.Random(12)
+    start = time.perf_counter()
+    rows = 0
+    while time.perf_counter() - start < seconds:
+        images, labels = read_batch([rng.randrange(n) for _ in range(BATCH)])
+        assert tuple(images.shape) == (BATCH,) + SHAPE and len(labels) == BATCH
+        rows += BATCH
+    el = time.perf_counter() - start
+    print(json.dumps({"name": name, "mode": "batches of 64", "rows": rows, "seconds": el, "rows_per_s": rows / el}), flush=True)
+
+
 def dl(dsn, seconds):
     import deeplaked
     table = deeplaked.connect(dsn).open_table("samples")
@@ -44,6 +64,11 @@ def dl(dsn, seconds):
     for name, order_by in (("primary key", None), ("storage order", ())):
         ds = table.pytorch(columns=["image", "label"], order_by=order_by)
         measure("deeplaked, map-style dataset, " + name, len(ds), lambda i: (lambda r: (r["image"], r["label"]))(ds[i]), seconds)
+        # As torch's DataLoader fetches a batch: __getitems__, then its
+        # default collate stacks the rows.
+        from torch.utils.data import default_collate
+        measure_batches("deeplaked, map-style dataset, " + name, len(ds),
+                        lambda idx: (lambda b: (b["image"], b["label"]))(default_collate(ds.__getitems__(idx))), seconds)
 
 
 def pg(dsn, seconds):
@@ -58,12 +83,24 @@ def pg(dsn, seconds):
         return np.frombuffer(image, np.uint8).reshape(SHAPE), label
     measure("PostgreSQL 15, psycopg SELECT by indexed id", n, read, seconds)
 
+    import torch
+
+    def read_batch(ids):
+        got = {i: (image, label) for i, image, label in cur.execute(
+            "SELECT id, image, label FROM samples WHERE id = ANY(%s)", (ids,)).fetchall()}
+        rows = [got[i] for i in ids]
+        images = torch.stack([torch.from_numpy(np.frombuffer(r[0], np.uint8).reshape(SHAPE)) for r in rows])
+        return images, torch.tensor([r[1] for r in rows])
+    measure_batches("PostgreSQL 15, psycopg SELECT by indexed id", n, read_batch, seconds)
+
 
 def npy(src, seconds):
     images = np.load(f"{src}/images.npy", mmap_mode="r")
     labels = np.load(f"{src}/labels.npy", mmap_mode="r")
     # np.array copies: the row's pages are read.
     measure("local .npy, numpy.load(mmap_mode='r')", len(labels), lambda i: (np.array(images[i]), int(labels[i])), seconds)
+    measure_batches("local .npy, numpy.load(mmap_mode='r')", len(labels),
+                    lambda idx: (images[sorted(idx)], labels[sorted(idx)]), seconds)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,9 @@ log "Unix socket"
 
 # Single rows by position: deeplaked's map-style dataset (by the primary
 # key, and in storage order: LIMIT 1 OFFSET i, or a block of rows for
-# consecutive reads), PostgreSQL by an index on id, the .npy.
+# consecutive reads), PostgreSQL by an index on id, the .npy; then
+# batches of 64 random rows, as DataLoader(batch_size=64, shuffle=True)
+# asks for them.
 maps="$work/map.jsonl"
 log "map-style reads: deeplaked, PostgreSQL, .npy (${BENCH_MAP_SECONDS:-10} s each mode)"
 PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/mapds.py" dl "$dldsn" "${BENCH_MAP_SECONDS:-10}" | tee -a "$maps"
@@ -167,17 +169,18 @@ PY
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print("\nsingle rows by position\n")
-print("| reader | random rows/s | in order rows/s |")
-print("| --- | ---: | ---: |")
+print("| reader | random rows/s | in order rows/s | batches of 64 random rows, rows/s |")
+print("| --- | ---: | ---: | ---: |")
 rate = {}
 for r in rows:
     rate.setdefault(r["name"], {})[r["mode"]] = r["rows_per_s"]
 for name, m in rate.items():
-    print(f"| {name} | {m.get('random', 0):.0f} | {m.get('in order', 0):.0f} |")
+    print(f"| {name} | {m.get('random', 0):.0f} | {m.get('in order', 0):.0f} | {m.get('batches of 64', 0):.0f} |")
 pg = rate.get("PostgreSQL 15, psycopg SELECT by indexed id")
 print()
 for name in ("primary key", "storage order"):
     dl = rate.get("deeplaked, map-style dataset, " + name)
     if dl and pg:
-        print(f"- map-style dataset ({name}) / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}")
+        print(f"- map-style dataset ({name}) / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}, "
+              f"batches of 64 {dl.get('batches of 64', 0) / pg.get('batches of 64', 1):.2f}")
 PY
