@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"os"
 	"regexp"
 	"strconv"
@@ -23,8 +24,13 @@ type funcEval struct {
 	re     *regexp.Regexp
 	rePat  string
 	reFold bool
-	// elem holds one parsed array element of array_any/array_all.
+	// elem holds the parsed elements of array_any/array_all's array,
+	// whose text elemText is (elemNull: it has a NULL element): a
+	// constant array is parsed once, not per row.
 	elem     *types.Vec
+	elemText []byte
+	elemNull bool
+	elemOK   bool
 	buf, tmp []byte
 }
 
@@ -274,7 +280,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			out.AppendNull()
 			return nil
 		}
-		out.AppendString(strings.Join(arrayElems(f.str(0, i)), f.str(1, i)))
+		out.AppendString(strings.Join(types.ArrayElems(f.str(0, i)), f.str(1, i)))
 	case "regclassin", "to_regclass":
 		if oid, ok := cat.relationByName(f.str(0, i)); ok {
 			out.AppendInt(int64(oid))
@@ -357,7 +363,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			out.AppendInt(int64(l))
 		}
 	case "array_upper_text", "array_lower_text":
-		n := len(arrayElems(f.str(0, i)))
+		n := len(types.ArrayElems(f.str(0, i)))
 		switch {
 		case n == 0 || f.vals[1].Ints[i] != 1:
 			out.AppendNull()
@@ -367,7 +373,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			out.AppendInt(int64(n))
 		}
 	case "array_elem_text":
-		elems := arrayElems(f.str(0, i))
+		elems := types.ArrayElems(f.str(0, i))
 		k := f.vals[1].Ints[i]
 		if k < 1 || k > int64(len(elems)) {
 			out.AppendNull()
@@ -477,25 +483,31 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		all := f.fn.Name == "array_all"
 		x := f.vals[0]
 		op := comparisonByName[f.str(2, i)]
-		if f.elem == nil || !f.elem.Type.Equal(x.Type) {
-			f.elem = types.NewVec(x.Type, 1)
-		}
-		sawNull := false
-		for _, s := range arrayElems(f.str(1, i)) {
-			if s == "NULL" {
-				sawNull = true
-				continue
+		text := f.vals[1].GetBytes(i)
+		if !f.elemOK || !f.elem.Type.Equal(x.Type) || !bytes.Equal(text, f.elemText) {
+			if f.elem == nil || !f.elem.Type.Equal(x.Type) {
+				f.elem = types.NewVec(x.Type, 1)
 			}
 			f.elem.Reset()
-			if err := types.AppendParsed(f.elem, s); err != nil {
-				return err
+			f.elemText, f.elemNull, f.elemOK = append(f.elemText[:0], text...), false, false
+			for _, s := range types.ArrayElems(string(text)) {
+				if s == "NULL" {
+					f.elemNull = true
+					continue
+				}
+				if err := types.AppendParsed(f.elem, s); err != nil {
+					return err
+				}
 			}
-			if holds(op, compareAt(x, i, f.elem, 0)) != all {
+			f.elemOK = true
+		}
+		for k := range f.elem.Len() {
+			if holds(op, compareAt(x, i, f.elem, k)) != all {
 				out.AppendBool(!all)
 				return nil
 			}
 		}
-		if sawNull {
+		if f.elemNull {
 			out.AppendNull()
 		} else {
 			out.AppendBool(all)
@@ -519,38 +531,6 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		return pgerror.AssertionFailedf("function %s has no evaluator", f.fn.Name)
 	}
 	return nil
-}
-
-// arrayElems splits the text form of a one-dimensional array ({a,b,"c d"}).
-func arrayElems(s string) []string {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return []string{s}
-	}
-	s = s[1 : len(s)-1]
-	var out []string
-	var cur strings.Builder
-	quoted, any := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			quoted, any = !quoted, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-		case c == ',' && !quoted:
-			out = append(out, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
-			any = true
-		}
-	}
-	if any || cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 // appendArrayText appends v's rows as the text form of a one-dimensional

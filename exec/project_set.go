@@ -93,7 +93,7 @@ func (p *projectSetOp) arrayLen(k int, f plan.SRF, r int) int {
 		}
 		return n
 	}
-	p.elems[k] = arrayElems(string(v.GetBytes(r)))
+	p.elems[k] = types.ArrayElems(string(v.GetBytes(r)))
 	return len(p.elems[k])
 }
 

@@ -896,3 +896,31 @@ func TestCopyToTensorSubqueryFlattened(t *testing.T) {
 		t.Fatalf("the filtered ORDER BY RANDOM() is not the exact shuffle of the filtered rows")
 	}
 }
+
+// TestPrimaryKeyListLookups reads rows by a list of primary keys, as the
+// map-style dataset does for a DataLoader batch: `id IN (...)` and
+// `id = ANY('{...}')`, in a query and in a tensor stream, are primary key
+// lookups that read only the chunks of the rows they find.
+func TestPrimaryKeyListLookups(t *testing.T) {
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	mustRun(t, s, "CREATE TABLE pk (id bigint PRIMARY KEY, v bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, "INSERT INTO pk SELECT g, g * 3 FROM generate_series(0, 99999) g", "INSERT 0 100000")
+	flushAll(t, db)
+	for _, where := range []string{"id IN (70000, 5, 99999, 5, -1)", "id = ANY('{70000,5,99999,5,-1}')", "id = ANY(ARRAY[70000, 5, 99999])"} {
+		st := db.Stats()
+		lookups, read := st.PKLookups.Load(), st.ChunksRead.Load()
+		ids := copyIDs(t, s, "COPY (SELECT id FROM pk WHERE "+where+") TO STDOUT WITH (FORMAT tensor)")
+		slices.Sort(ids)
+		if !slices.Equal(ids, []int64{5, 70000, 99999}) {
+			t.Fatalf("%s: %v", where, ids)
+		}
+		if n := st.PKLookups.Load() - lookups; n != 1 {
+			t.Fatalf("%s: %d primary key lookups, want 1", where, n)
+		}
+		// The table's id column alone is 13 chunks of 64 kB.
+		if n := st.ChunksRead.Load() - read; n > 8 {
+			t.Fatalf("%s: read %d chunks", where, n)
+		}
+		mustRun(t, s, "SELECT count(*), max(v) FROM pk WHERE "+where, "columns count:bigint,max:bigint; 3|299997; SELECT 1")
+	}
+}

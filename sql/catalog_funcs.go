@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"strings"
+
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
@@ -270,8 +272,34 @@ func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
 		return nil, err
 	}
 	x = resolveUnknown(x)
+	if c, ok := arr.(*plan.Const); ok && c.Param != nil && isUnknown(c) {
+		// x = ANY($1): $1 is an array of x's type, as PostgreSQL infers
+		// (bigint[] for a bigint x), where this one has arrays of it.
+		if dt, ok := types.DTypeOf(x.Type()); ok {
+			arr = castExpr(arr, types.TensorOf(dt, types.Ragged))
+		}
+	}
 	if t := arr.Type(); !t.IsTextual() && t.Kind != types.Unknown && t.Kind != types.Tensor {
 		return nil, pgerror.Newf(pgerror.UndefinedFunction, "op ANY/ALL (array) requires array on right side")
+	}
+	if e.Op == "=" && !e.All {
+		// x = ANY(a constant array) is x IN (its elements): a primary
+		// key lookup, zone maps, and the IN evaluator's set instead of
+		// the array's text parsed per row. psycopg's lists as parameters
+		// come so; at execution a parameter is a constant.
+		if elems, ok := constArrayElems(arr); ok {
+			if len(elems) == 0 {
+				return plan.BoolConst(false), nil
+			}
+			list := make([]Expr, len(elems))
+			for i, s := range elems {
+				list[i] = &Literal{Kind: LitString, Text: s}
+				if s == "NULL" {
+					list[i] = &Literal{Kind: LitNull}
+				}
+			}
+			return b.expr(&InExpr{X: e.X, List: list})
+		}
 	}
 	name := "array_any"
 	if e.All {
@@ -279,6 +307,24 @@ func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
 	}
 	args := []plan.Expr{x, castExpr(arr, types.TypText), plan.StringConst(types.TypText, e.Op)}
 	return &plan.Func{Name: name, Args: args, Typ: types.TypBool}, nil
+}
+
+// constArrayElems returns the elements of a constant one-dimensional
+// array (its text form, or a constant cast to text), ok false for
+// anything else.
+func constArrayElems(arr plan.Expr) ([]string, bool) {
+	if c, ok := arr.(*plan.Cast); ok {
+		arr = c.X
+	}
+	k, ok := arr.(*plan.Const)
+	if !ok || k.Null || k.Val == nil || k.Param != nil {
+		return nil, false
+	}
+	text := strings.TrimSpace(string(types.AppendText(nil, k.Val, 0)))
+	if len(text) < 2 || text[0] != '{' || strings.HasPrefix(text, "{{") {
+		return nil, false
+	}
+	return types.ArrayElems(text), true
 }
 
 // textArraySubscript binds x[i] on an array held in its text form.
