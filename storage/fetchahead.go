@@ -113,28 +113,18 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 	// The chunks: headers, and the chunks read whole.
 	clear(ra.seen)
 	ra.chunks = ra.chunks[:0]
-	for _, x := range ra.rows {
-		if x.r < 0 {
-			continue
+	ra.eachStored(f, func(_ fragRow, c int, ck fragChunk, key string) {
+		if _, ok := f.headers[key]; ok || ra.seen[key] || f.db.chunks.has(key) {
+			return
 		}
-		for _, c := range f.cols {
-			ck := x.fr.Cols[c][x.fr.chunkIndex(c, x.r)]
-			if ck.Seq == memChunkSeq {
-				continue
-			}
-			key := f.key(x.fr, c, ck.Seq)
-			if _, ok := f.headers[key]; ok || ra.seen[key] || f.db.chunks.has(key) {
-				continue
-			}
-			ra.seen[key] = true
-			whole := f.readsWhole(key, ck)
-			if h, ok := f.db.headers.get(key); ok && !whole {
-				f.headers[key] = h
-				continue
-			}
-			ra.chunks = append(ra.chunks, chunkTask{key: key, ck: ck, c: c, whole: whole})
+		ra.seen[key] = true
+		whole := f.readsWhole(key, ck)
+		if h, ok := f.db.headers.get(key); ok && !whole {
+			f.headers[key] = h
+			return
 		}
-	}
+		ra.chunks = append(ra.chunks, chunkTask{key: key, ck: ck, c: c, whole: whole})
+	})
 	ra.run(len(ra.chunks), func(i int) {
 		t := &ra.chunks[i]
 		typ := f.t.Columns[t.c].Type
@@ -157,32 +147,22 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 
 	// The checksum blocks of the rows in chunks read by ranges.
 	ra.blocks = ra.blocks[:0]
-	for _, x := range ra.rows {
-		if x.r < 0 {
-			continue
+	ra.eachStored(f, func(x fragRow, _ int, ck fragChunk, key string) {
+		h, ok := f.headers[key]
+		if !ok || f.db.chunks.has(key) {
+			return
 		}
-		for _, c := range f.cols {
-			ck := x.fr.Cols[c][x.fr.chunkIndex(c, x.r)]
-			if ck.Seq == memChunkSeq {
-				continue
-			}
-			key := f.key(x.fr, c, ck.Seq)
-			h, ok := f.headers[key]
-			if !ok || f.db.chunks.has(key) {
-				continue
-			}
-			off, n, ok := h.rowRange(int(x.r - ck.Start))
-			if !ok || n == 0 {
-				continue
-			}
-			ref := blockRef{key, off}
-			if _, ok := ra.pre[ref]; ok || (key == f.blockKey && off == f.blockOff && int64(len(f.block)) == n) {
-				continue
-			}
-			ra.pre[ref] = len(ra.blocks)
-			ra.blocks = append(ra.blocks, blockTask{ref: ref, n: n})
+		off, n, ok := h.rowRange(int(x.r - ck.Start))
+		if !ok || n == 0 {
+			return
 		}
-	}
+		ref := blockRef{key, off}
+		if _, ok := ra.pre[ref]; ok || (key == f.blockKey && off == f.blockOff && int64(len(f.block)) == n) {
+			return
+		}
+		ra.pre[ref] = len(ra.blocks)
+		ra.blocks = append(ra.blocks, blockTask{ref: ref, n: n})
+	})
 	for len(ra.bufs) < len(ra.blocks) {
 		ra.bufs = append(ra.bufs, nil)
 	}
@@ -210,6 +190,22 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 		f.db.stats.RangeBytes.Add(t.n)
 	}
 	return nil
+}
+
+// eachStored calls fn for each stored chunk of each row of the window
+// found in a fragment: the row, the column, the chunk and its object key.
+func (ra *readAhead) eachStored(f *fetcher, fn func(x fragRow, c int, ck fragChunk, key string)) {
+	for _, x := range ra.rows {
+		if x.r < 0 {
+			continue
+		}
+		for _, c := range f.cols {
+			ck := x.fr.Cols[c][x.fr.chunkIndex(c, x.r)]
+			if ck.Seq != memChunkSeq {
+				fn(x, c, ck, f.key(x.fr, c, ck.Seq))
+			}
+		}
+	}
 }
 
 // run calls fn(0), ..., fn(n-1), up to ra.conc of them at once.
