@@ -774,9 +774,10 @@ func (c *CopyTo) replayGroup(ts *tensorStream, g *storage.RowGroup) (taken, all 
 	return taken, all, err
 }
 
-// fetchBlock is about what storage reads to fetch one row by id from an
-// uncompressed chunk: the checksum block around it (64 kB), or the row
-// when it is wider.
+// fetchBlock is about what fetching one row by id from an uncompressed
+// chunk costs, in bytes scanned: the checksum block around it (16 kB, or
+// the row when it is wider; 64 kB in chunks written before 2026-11-24)
+// and the work of a lookup.
 const fetchBlock = 64 << 10
 
 // lateRowBytes returns the stored bytes a row of the stream's columns

@@ -308,10 +308,10 @@ func TestColChunkRowRange(t *testing.T) {
 				if !ok || off < int64(hl) || off+n > int64(len(b)) {
 					t.Fatalf("%s row %d: range [%d,+%d) ok=%v in %d bytes", typ, i, off, n, ok, len(b))
 				}
-				if s.width > colChunkBlock && n != int64(s.width) {
+				if s.width > colChunkRowBlock/2 && n != int64(s.width) {
 					t.Fatalf("%s: a %d-byte row reads %d bytes", typ, s.width, n)
 				}
-				if n > int64(max(colChunkBlock, s.width)) {
+				if n > int64(max(colChunkRowBlock, s.width)) {
 					t.Fatalf("%s: row %d reads %d bytes", typ, i, n)
 				}
 				if err := h.decodeRow(i, b[off:off+n], out); err != nil {
