@@ -222,9 +222,10 @@ class TableDataset(_Base):
 
     def __getitems__(self, indices):
         """The rows at positions indices, in that order: what torch's
-        DataLoader (2.0 and later) asks a map-style dataset for, a batch
-        at a time. With a key, the rows not cached come in one query
-        (`WHERE key IN (...)`)."""
+        DataLoader asks a map-style dataset for, a batch at a time. With a
+        key, the rows not cached come in one query (`WHERE key IN (...)`,
+        which the server answers with a primary key lookup per key).
+        Without one, each row is its own query (`LIMIT 1 OFFSET i`)."""
         keys = self._key_list()
         if keys is None:
             return [self[i] for i in indices]
