@@ -445,3 +445,42 @@ func (c *lruCache[V]) clear() {
 	c.lru.Init()
 	clear(c.byKey)
 }
+
+// TestFetchRowsRangesPastCache fetches rows of a tensor column twice the
+// size of the chunk cache: its chunks, each of which would fit, are read
+// by byte ranges from the first row on, not whole (they would only evict
+// each other).
+func TestFetchRowsRangesPastCache(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, ChunkCacheBytes: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	desc := intTable("big", 300<<10)
+	desc.Columns[2].Compression = "none"
+	tbl := createTable(t, db, desc)
+	insert(t, db, tbl, intRows(0, 20000)) // 5 MB of tensors in 300 kB chunks
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, ids := scanAll(t, db, nil, tbl, nil)
+	rows := intRows(0, 20000)
+	txn := db.Begin()
+	defer txn.Rollback()
+	st := db.Stats()
+	read, ranges := st.ChunksRead.Load(), st.RangeReads.Load()
+	pick := []int{10, 2500, 5000, 7500, 10000, 12500, 15000, 17500, 19999}
+	for _, i := range pick {
+		b, _, err := txn.FetchRows(tbl, []int{2}, []uint64{ids[i]})
+		if err != nil || b.Len() != 1 || !bytes.Equal(b.Cols[0].Bytes.Get(0), rows.Cols[2].Bytes.Get(i)) {
+			t.Fatalf("row %d: %v", i, err)
+		}
+	}
+	// The row id chunks are read whole (small); no tensor chunk is.
+	if n := st.ChunksRead.Load() - read; n > 2 {
+		t.Fatalf("%d chunks read whole", n)
+	}
+	if n := st.RangeReads.Load() - ranges; n < int64(len(pick)) {
+		t.Fatalf("%d range reads for %d rows", n, len(pick))
+	}
+}

@@ -118,7 +118,7 @@ func (rf *RowFetcher) prefetch(ctx context.Context, from int, ids []uint64) erro
 			return
 		}
 		ra.seen[key] = true
-		whole := f.readsWhole(key, ck)
+		whole := f.readsWhole(c, key, ck)
 		if h, ok := f.db.headers.get(key); ok && !whole {
 			f.headers[key] = h
 			return
