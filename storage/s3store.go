@@ -447,14 +447,22 @@ func (s *S3Store) GetRange(ctx context.Context, key string, off, n int64) ([]byt
 		}
 		return nil, nil
 	}
+	return rereadBody(ctx, s, key, func() ([]byte, error) { return s.getRange(ctx, key, off, n) })
+}
+
+// rereadBody calls get until it succeeds, fails otherwise than by a body
+// cut short in transit (which the client's retryer does not see), or
+// MaxAttempts calls were made, with backoff between calls.
+func rereadBody[T any](ctx context.Context, s *S3Store, key string, get func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
-		data, err := s.getRange(ctx, key, off, n)
+		v, err := get()
 		var be bodyError
 		if err == nil || !errors.As(err, &be) || attempt >= s.opts.MaxAttempts {
-			return data, err
+			return v, err
 		}
 		if err := sleepCtx(ctx, s3Backoff(attempt, s.opts.MaxBackoff)); err != nil {
-			return nil, fmt.Errorf("s3 get %q: %w", key, err)
+			var zero T
+			return zero, fmt.Errorf("s3 get %q: %w", key, err)
 		}
 	}
 }
@@ -585,16 +593,7 @@ func (s *S3Store) GetSizedInto(ctx context.Context, key string, size int64, buf 
 // many there were (fewer where the object ends). A body cut short in
 // transit is read again, with backoff.
 func (s *S3Store) getRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, error) {
-	for attempt := 1; ; attempt++ {
-		n, err := s.getRangeIntoOnce(ctx, key, off, dst)
-		var be bodyError
-		if err == nil || !errors.As(err, &be) || attempt >= s.opts.MaxAttempts {
-			return n, err
-		}
-		if err := sleepCtx(ctx, s3Backoff(attempt, s.opts.MaxBackoff)); err != nil {
-			return 0, fmt.Errorf("s3 get %q: %w", key, err)
-		}
-	}
+	return rereadBody(ctx, s, key, func() (int, error) { return s.getRangeIntoOnce(ctx, key, off, dst) })
 }
 
 func (s *S3Store) getRangeIntoOnce(ctx context.Context, key string, off int64, dst []byte) (int, error) {
