@@ -288,25 +288,11 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := x.Type()
-		for _, l := range list {
-			var ok bool
-			if t, ok = commonType(t, l.Type()); !ok {
-				return nil, pgerror.Newf(pgerror.DatatypeMismatch, "IN types %s and %s cannot be matched", x.Type(), l.Type())
-			}
+		res, err := inCall(x, list)
+		if err != nil || !e.Not {
+			return res, err
 		}
-		if t.Kind == types.Unknown {
-			t = types.TypText
-		}
-		args := []plan.Expr{castIn(x, t)}
-		for _, l := range list {
-			args = append(args, castIn(l, t))
-		}
-		var res plan.Expr = &plan.Call{Op: plan.OpIn, Args: args, Typ: types.TypBool}
-		if e.Not {
-			res = &plan.Call{Op: plan.OpNot, Args: []plan.Expr{res}, Typ: types.TypBool}
-		}
-		return res, nil
+		return &plan.Call{Op: plan.OpNot, Args: []plan.Expr{res}, Typ: types.TypBool}, nil
 	case *BetweenExpr:
 		lo := &BinaryExpr{Op: ">=", L: e.X, R: e.Lo}
 		hi := &BinaryExpr{Op: "<=", L: e.X, R: e.Hi}

@@ -291,14 +291,14 @@ func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
 			if len(elems) == 0 {
 				return plan.BoolConst(false), nil
 			}
-			list := make([]Expr, len(elems))
+			list := make([]plan.Expr, len(elems))
 			for i, s := range elems {
-				list[i] = &Literal{Kind: LitString, Text: s}
+				list[i] = plan.StringConst(types.TypUnknown, s)
 				if s == "NULL" {
-					list[i] = &Literal{Kind: LitNull}
+					list[i] = plan.NullConst(types.TypUnknown)
 				}
 			}
-			return b.expr(&InExpr{X: e.X, List: list})
+			return inCall(x, list)
 		}
 	}
 	name := "array_any"
@@ -307,6 +307,25 @@ func (b *binder) arrayCmp(e *ArrayCmpExpr) (plan.Expr, error) {
 	}
 	args := []plan.Expr{x, castExpr(arr, types.TypText), plan.StringConst(types.TypText, e.Op)}
 	return &plan.Func{Name: name, Args: args, Typ: types.TypBool}, nil
+}
+
+// inCall binds x IN (list), x and the list bound, at the type they share.
+func inCall(x plan.Expr, list []plan.Expr) (plan.Expr, error) {
+	t := x.Type()
+	for _, l := range list {
+		var ok bool
+		if t, ok = commonType(t, l.Type()); !ok {
+			return nil, pgerror.Newf(pgerror.DatatypeMismatch, "IN types %s and %s cannot be matched", x.Type(), l.Type())
+		}
+	}
+	if t.Kind == types.Unknown {
+		t = types.TypText
+	}
+	args := []plan.Expr{castIn(x, t)}
+	for _, l := range list {
+		args = append(args, castIn(l, t))
+	}
+	return &plan.Call{Op: plan.OpIn, Args: args, Typ: types.TypBool}, nil
 }
 
 // constArrayElems returns the elements of a constant one-dimensional

@@ -205,10 +205,11 @@ func (z *ZoneMap) Merge(o ZoneMap) {
 }
 
 // MayContain reports false only when no row of the chunk can satisfy
-// `col OP value`, value being row i of v (for ZoneIn, `col IN (v's rows)`). A NULL value satisfies no
-// comparison; ZoneIsNull and ZoneIsNotNull ignore v. Values of another
-// physical layout than the bounds are compared as PostgreSQL would after
-// promoting integers to float; anything else may match.
+// `col OP value`, value being row i of v (for ZoneIn, `col IN (v's
+// rows)`). A NULL value satisfies no comparison; ZoneIsNull and
+// ZoneIsNotNull ignore v. Values of another physical layout than the
+// bounds are compared as PostgreSQL would after promoting integers to
+// float; anything else may match.
 func (z *ZoneMap) MayContain(op ZoneOp, v *types.Vec, i int) bool {
 	switch op {
 	case ZoneIsNull:
