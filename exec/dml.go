@@ -100,11 +100,12 @@ func emptyBatch(t *storage.TableDesc) *types.Batch {
 }
 
 // matchRows scans every column of t and returns the ids and values of the
-// rows where is true (all rows when where is nil).
+// rows where is true (all rows when where is nil). where reads the columns
+// and then the system column _rowid.
 func matchRows(env *Env, t *storage.TableDesc, where plan.Expr) ([]uint64, *types.Batch, error) {
-	cols := make([]int, len(t.Columns))
+	cols := make([]int, len(t.Columns)+1)
 	for i := range cols {
-		cols[i] = i
+		cols[i] = i // the last: storage.RowIDColumn(t)
 	}
 	s, err := newScan(env, &plan.Scan{Table: t, Cols: cols, Filter: where})
 	if err != nil {
@@ -115,8 +116,8 @@ func matchRows(env *Env, t *storage.TableDesc, where plan.Expr) ([]uint64, *type
 	all := emptyBatch(t)
 	err = Drain(s, func(b *types.Batch) error {
 		ids = append(ids, s.ids...)
-		for i, c := range b.Cols {
-			all.Cols[i].AppendVec(c)
+		for i, c := range all.Cols {
+			c.AppendVec(b.Cols[i])
 		}
 		return nil
 	})

@@ -249,6 +249,10 @@ type Delete struct {
 func (n *Scan) Columns() []Column {
 	cols := make([]Column, len(n.Cols))
 	for i, c := range n.Cols {
+		if c == storage.RowIDColumn(n.Table) {
+			cols[i] = Column{Name: storage.RowIDName, Type: types.TypInt8, Ordinal: -1}
+			continue
+		}
 		cd := n.Table.Columns[c]
 		cols[i] = Column{Name: cd.Name, Type: cd.Type, TableID: n.Table.ID, Ordinal: c}
 	}

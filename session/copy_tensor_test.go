@@ -924,3 +924,39 @@ func TestPrimaryKeyListLookups(t *testing.T) {
 		mustRun(t, s, "SELECT count(*), max(v) FROM pk WHERE "+where, "columns count:bigint,max:bigint; 3|299997; SELECT 1")
 	}
 }
+
+// TestRowIDLookups reads rows of a table without a primary key by the
+// system column _rowid: `_rowid IN (...)` and `_rowid = ANY(...)`, in a
+// query and in a tensor stream, are one lookup by id that reads a few
+// chunks, not the table.
+func TestRowIDLookups(t *testing.T) {
+	db, s := openSession(t, storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	mustRun(t, s, "CREATE TABLE nk (v bigint, w bigint) WITH (chunk_size = '64kB')", "")
+	mustRun(t, s, "INSERT INTO nk SELECT g, g * 3 FROM generate_series(0, 99999) g", "INSERT 0 100000")
+	flushAll(t, db)
+	ids := copyIDs(t, s, "COPY (SELECT _rowid FROM nk WHERE v IN (5, 70000, 99999)) TO STDOUT WITH (FORMAT tensor)")
+	if len(ids) != 3 {
+		t.Fatalf("row ids %v", ids)
+	}
+	list := fmt.Sprintf("%d, %d, %d, %d, -1", ids[2], ids[0], ids[1], ids[0])
+	for _, where := range []string{"_rowid IN (" + list + ")", "_rowid = ANY('{" + list + "}')", "_rowid = ANY(ARRAY[" + list + "])"} {
+		st := db.Stats()
+		lookups, read := st.RowIDLookups.Load(), st.ChunksRead.Load()
+		got := copyIDs(t, s, "COPY (SELECT _rowid FROM nk WHERE "+where+") TO STDOUT WITH (FORMAT tensor)")
+		if !slices.Equal(got, ids) {
+			t.Fatalf("%s: %v, want %v", where, got, ids)
+		}
+		vs := copyIDs(t, s, "COPY (SELECT v FROM nk WHERE "+where+") TO STDOUT WITH (FORMAT tensor)")
+		if !slices.Equal(vs, []int64{5, 70000, 99999}) {
+			t.Fatalf("%s: values %v", where, vs)
+		}
+		if n := st.RowIDLookups.Load() - lookups; n != 2 {
+			t.Fatalf("%s: %d lookups by _rowid, want 2", where, n)
+		}
+		// The table's v column alone is 13 chunks of 64 kB.
+		if n := st.ChunksRead.Load() - read; n > 12 {
+			t.Fatalf("%s: read %d chunks", where, n)
+		}
+		mustRun(t, s, "SELECT count(*), max(w) FROM nk WHERE "+where, "columns count:bigint,max:bigint; 3|299997; SELECT 1")
+	}
+}

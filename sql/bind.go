@@ -39,7 +39,10 @@ type scope struct {
 	ctes *cteScope
 }
 
-func tableScope(t *storage.TableDesc, alias string) *scope {
+// tableScope returns the scope of table t's columns, followed, when rowID
+// is set and no column of t has its name, by the system column _rowid
+// (storage.RowIDColumn).
+func tableScope(t *storage.TableDesc, alias string, rowID bool) *scope {
 	sc := &scope{table: t.Name}
 	if alias != "" {
 		sc.table = alias
@@ -49,8 +52,23 @@ func tableScope(t *storage.TableDesc, alias string) *scope {
 		sc.types = append(sc.types, c.Type)
 		sc.ordinal = append(sc.ordinal, i)
 	}
+	if rowID && hasRowID(t) {
+		sc.names = append(sc.names, storage.RowIDName)
+		sc.types = append(sc.types, types.TypInt8)
+		sc.ordinal = append(sc.ordinal, systemOrdinal)
+	}
 	return sc
 }
+
+// hasRowID reports whether t's scope names the system column _rowid: no
+// column of t has its name.
+func hasRowID(t *storage.TableDesc) bool { return columnIndex(t, storage.RowIDName) < 0 }
+
+// systemOrdinal marks a system column in scope.ordinal: references name
+// it, qualified or not, but * (or t.*) and NATURAL joins leave it out.
+const systemOrdinal = -2
+
+func (sc *scope) isSystem(i int) bool { return i < len(sc.ordinal) && sc.ordinal[i] == systemOrdinal }
 
 func (sc *scope) rel(i int) string {
 	if sc.rels != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -210,11 +211,14 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cols := make([]int, len(t.Columns))
+	cols := make([]int, len(t.Columns), len(t.Columns)+1)
 	for i := range cols {
 		cols[i] = i
 	}
-	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, ref.Alias), nil
+	if hasRowID(t) {
+		cols = append(cols, storage.RowIDColumn(t))
+	}
+	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, ref.Alias, true), nil
 }
 
 // bindJoin binds Left JOIN Right. A right join becomes a left join with the
@@ -252,7 +256,7 @@ func bindJoin(cat Catalog, j *JoinClause, q queryCtx) (plan.Node, *scope, error)
 	using := j.Using
 	if j.Natural {
 		for i, n := range lsc.names {
-			if lsc.isHidden(i) {
+			if lsc.isHidden(i) || lsc.isSystem(i) {
 				continue
 			}
 			if k, _ := rsc.lookup(&ColumnRef{Name: n}); k >= 0 {
@@ -392,7 +396,7 @@ func (sc *scope) starCols(rel string) []int {
 	var out []int
 	if rel != "" {
 		for i := range sc.names {
-			if sc.rel(i) == rel {
+			if sc.rel(i) == rel && !sc.isSystem(i) {
 				out = append(out, i)
 			}
 		}
@@ -402,7 +406,7 @@ func (sc *scope) starCols(rel string) []int {
 		return sc.star
 	}
 	for i := range sc.names {
-		if !sc.isHidden(i) {
+		if !sc.isHidden(i) && !sc.isSystem(i) {
 			out = append(out, i)
 		}
 	}

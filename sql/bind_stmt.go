@@ -458,7 +458,7 @@ func bindValues(cat Catalog, rows [][]Expr) (plan.Node, error) {
 
 // returning binds a RETURNING list over the table's columns.
 func returning(cat Catalog, t *storage.TableDesc, alias string, items []SelectItem) ([]plan.Expr, []string, error) {
-	b := &binder{cat: cat, sc: tableScope(t, alias), noAgg: "RETURNING"}
+	b := &binder{cat: cat, sc: tableScope(t, alias, false), noAgg: "RETURNING"}
 	var exprs []plan.Expr
 	var names []string
 	for _, it := range items {
@@ -608,7 +608,7 @@ func BindUpdate(cat Catalog, s *Update) (*plan.Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &binder{cat: cat, sc: tableScope(t, s.Alias), noAgg: "UPDATE"}
+	b := &binder{cat: cat, sc: tableScope(t, s.Alias, false), noAgg: "UPDATE"}
 	up := &plan.Update{Table: t, Set: make([]plan.Expr, len(t.Columns))}
 	for i, c := range t.Columns {
 		up.Set[i] = &plan.ColRef{Idx: i, Typ: c.Type, Name: c.Name}
@@ -635,8 +635,9 @@ func BindUpdate(cat Catalog, s *Update) (*plan.Update, error) {
 		up.Set[idx] = e
 	}
 	if s.Where != nil {
+		// WHERE reads the rows of a scan that has _rowid as well.
 		w := *b
-		w.noAgg = "WHERE"
+		w.sc, w.noAgg = tableScope(t, s.Alias, true), "WHERE"
 		if up.Where, err = w.boolExpr(s.Where, "WHERE"); err != nil {
 			return nil, err
 		}
@@ -653,7 +654,7 @@ func BindDelete(cat Catalog, s *Delete) (*plan.Delete, error) {
 	}
 	del := &plan.Delete{Table: t}
 	if s.Where != nil {
-		b := &binder{cat: cat, sc: tableScope(t, s.Alias), noAgg: "WHERE"}
+		b := &binder{cat: cat, sc: tableScope(t, s.Alias, true), noAgg: "WHERE"}
 		if del.Where, err = b.boolExpr(s.Where, "WHERE"); err != nil {
 			return nil, err
 		}

@@ -30,9 +30,14 @@ func (txn *Txn) FetchRows(t *TableDesc, cols []int, ids []uint64) (*types.Batch,
 // once, when it is made, and the chunk headers and checksum blocks it reads
 // are kept between calls. Close releases it.
 type RowFetcher struct {
-	txn  *Txn
-	t    *TableDesc
-	cols []int
+	txn *Txn
+	t   *TableDesc
+	// cols are the stored columns to read; rowID places _rowid among
+	// them when it is asked, and stored is then the batch of dst's
+	// stored columns.
+	cols   []int
+	rowID  *rowIDCols
+	stored types.Batch
 	// s holds the deleted ids (sorted) and the row decoder.
 	s *Scanner
 	// tt is the txn's own writes (nil as of a version); own and ownMem
@@ -110,8 +115,14 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
+	for _, c := range cols {
+		if c < 0 || c > RowIDColumn(t) {
+			return nil, assertf("fetch from %q: column %d out of range", t.Name, c)
+		}
+	}
+	cols, rowID := splitRowID(t, cols)
 	s := newScannerCap(txn.db, t, ScanOptions{Cols: cols}, 0)
-	rf := &RowFetcher{txn: txn, t: t, cols: cols, s: s, upTo: math64(asOf),
+	rf := &RowFetcher{txn: txn, t: t, cols: cols, rowID: rowID, s: s, upTo: math64(asOf),
 		f: &fetcher{db: txn.db, t: t, cols: cols, headers: make(map[string]colChunkHeader),
 			ra: readAhead{conc: readConcurrency(txn.db.store)}}}
 	if tt := txn.tables[t.ID]; tt != nil && asOf == 0 {
@@ -140,7 +151,38 @@ func (rf *RowFetcher) Close() { rf.s.Close() }
 // first; its columns have cols' types), or into a new batch when dst is
 // nil. Ids of rows that don't exist or are deleted are left out; the
 // returned ids, valid until the next Fetch, say which rows the batch holds.
+// With _rowid among the columns, the batch returned is not dst but one
+// over dst's other columns, valid until the next Fetch.
 func (rf *RowFetcher) Fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
+	r := rf.rowID
+	if r == nil {
+		return rf.fetch(ids, dst)
+	}
+	var stored *types.Batch
+	if dst != nil {
+		if len(dst.Cols) != r.n {
+			return nil, nil, assertf("fetch from %q: %d columns to fill, %d asked", rf.t.Name, len(dst.Cols), r.n)
+		}
+		stored = &rf.stored
+		stored.Cols = stored.Cols[:0]
+		a := 0
+		for j, v := range dst.Cols {
+			if a < len(r.at) && r.at[a] == j {
+				a++
+				continue
+			}
+			stored.Cols = append(stored.Cols, v)
+		}
+	}
+	b, found, err := rf.fetch(ids, stored)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.merge(b, found), found, nil
+}
+
+// fetch is Fetch of the stored columns.
+func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uint64, error) {
 	if err := rf.txn.check(); err != nil {
 		return nil, nil, err
 	}

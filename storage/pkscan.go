@@ -115,12 +115,20 @@ func (s *Scanner) startPKScan(txn *Txn, keys [][]byte) error {
 		}
 	}
 	slices.Sort(ids)
-	s.pkIDs = slices.Compact(ids)
+	if len(ids) > 0 {
+		txn.db.stats.PKLookups.Add(1)
+	}
+	return s.startIDScan(txn, slices.Compact(ids))
+}
+
+// startIDScan makes s return the rows with the given ids (ascending,
+// distinct) that exist, read by id, instead of scanning the table.
+func (s *Scanner) startIDScan(txn *Txn, ids []uint64) error {
+	s.pkIDs = ids
 	if len(s.pkIDs) == 0 {
 		s.pkDone = true
 		return nil
 	}
-	txn.db.stats.PKLookups.Add(1)
 	rf, err := txn.NewRowFetcher(s.t, s.cols, 0)
 	if err != nil {
 		return err
@@ -153,9 +161,13 @@ func (s *Scanner) nextPK() (*types.Batch, []uint64, error) {
 }
 
 // PKLookup reports whether a scan of t with preds is answered by primary
-// key lookups (equalities on every key column, or the key IN a list):
-// at most one row per key, read by id.
+// key lookups (equalities on every key column, or the key IN a list), or
+// by _rowid's (equal to a value or IN a list): at most one row per key,
+// read by id.
 func PKLookup(t *TableDesc, preds []ZonePred) bool {
+	if _, ok := rowIDLookup(t, preds); ok {
+		return true
+	}
 	_, ok := pkLookupKeys(t, preds)
 	return ok
 }

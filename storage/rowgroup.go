@@ -116,7 +116,7 @@ func (txn *Txn) StoredBytes(t *TableDesc, cols []int) ([]int64, error) {
 	out := make([]int64, len(cols))
 	for _, f := range frags {
 		for j, c := range cols {
-			if c < 0 || c >= len(t.Columns) {
+			if c < 0 || c > RowIDColumn(t) {
 				return nil, assertf("stored bytes of %q: column %d out of range", t.Name, c)
 			}
 			for _, ck := range f.Cols[c] {

@@ -54,8 +54,10 @@ type ScanStats struct {
 	// RangeReads and RangeBytes count byte-range reads of single rows.
 	RangeReads atomic.Int64
 	RangeBytes atomic.Int64
-	// PKLookups counts scans answered by a primary key lookup.
-	PKLookups atomic.Int64
+	// PKLookups counts scans answered by a primary key lookup, and
+	// RowIDLookups those answered by reading rows by _rowid.
+	PKLookups    atomic.Int64
+	RowIDLookups atomic.Int64
 	// ChunkCacheHits counts random-access chunk reads the cache answered.
 	ChunkCacheHits atomic.Int64
 	// IndexRowsAdded counts rows added to hnsw graphs (a graph loaded
@@ -81,6 +83,9 @@ type Scanner struct {
 	opts ScanOptions
 
 	out *types.Batch
+	// rowID places _rowid among the columns asked, if it is; cols and
+	// out are then the stored columns only.
+	rowID *rowIDCols
 	// borrowed[j] is set while out.Cols[j] is a window onto a chunk
 	// (ScanOptions.Borrow); own[j] then keeps the column's own Vec.
 	borrowed []bool
@@ -104,9 +109,9 @@ type Scanner struct {
 	err     error
 	closed  bool
 
-	// pk is set for a scan answered by primary key lookups: pkIDs holds
-	// the ids of the rows found still to read, by pkFetch into pkBatch,
-	// until pkDone.
+	// pk is set for a scan answered by primary key lookups, or by
+	// _rowid: pkIDs holds the ids of the rows found still to read, by
+	// pkFetch into pkBatch, until pkDone.
 	pk      bool
 	pkDone  bool
 	pkBatch *types.Batch
@@ -157,11 +162,23 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		return nil, err
 	}
 	for _, c := range opts.Cols {
-		if c < 0 || c >= len(t.Columns) {
+		if c < 0 || c > RowIDColumn(t) {
 			return nil, assertf("scan of %q: column %d out of range", t.Name, c)
 		}
 	}
 	if opts.AsOf == 0 && opts.Group == nil {
+		// _rowid equal to a value or IN a list: the rows read by id.
+		if ids, ok := rowIDLookup(t, opts.Preds); ok {
+			txn.db.stats.RowIDLookups.Add(1)
+			s := newScannerCap(txn.db, t, opts, 1)
+			s.txn = txn
+			s.pk = true
+			if err := s.startIDScan(txn, ids); err != nil {
+				s.Close()
+				return nil, err
+			}
+			return s, nil
+		}
 		// Equalities on the whole primary key, or the key IN a list: at
 		// most one row per key, read by id.
 		if keys, ok := pkLookupKeys(t, opts.Preds); ok {
@@ -253,7 +270,9 @@ func newScanner(db *DB, t *TableDesc, opts ScanOptions) *Scanner {
 // newScannerCap is newScanner with room for capacity rows in its batch,
 // for scans known to return few.
 func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanner {
-	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, dec: types.NewRowDecoder(t.ColumnTypes())}
+	var rowID *rowIDCols
+	opts.Cols, rowID = splitRowID(t, opts.Cols)
+	s := &Scanner{db: db, t: t, cols: opts.Cols, opts: opts, rowID: rowID, dec: types.NewRowDecoder(t.ColumnTypes())}
 	ts := make([]types.Type, len(opts.Cols))
 	for j, c := range opts.Cols {
 		ts[j] = t.Columns[c].Type
@@ -305,6 +324,15 @@ func (s *Scanner) isDeletedFrom(pos *int, id uint64) bool {
 // ids, or a nil batch at the end. The batch and the slice are reused: they
 // are valid until the next call to Next.
 func (s *Scanner) Next() (*types.Batch, []uint64, error) {
+	b, ids, err := s.next()
+	if b == nil || s.rowID == nil {
+		return b, ids, err
+	}
+	return s.rowID.merge(b, ids), ids, nil
+}
+
+// next is Next for the stored columns.
+func (s *Scanner) next() (*types.Batch, []uint64, error) {
 	if s.err != nil || s.closed {
 		return nil, nil, s.err
 	}

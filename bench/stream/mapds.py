@@ -4,7 +4,7 @@ the anchors: PostgreSQL 15 read row by row with psycopg through an index on
 id, and the local .npy read with numpy.load(mmap_mode='r'). Prints one JSON
 line per reader and mode (rows/s).
 
-    PYTHONPATH=python mapds.py dl DSN SECONDS     deeplaked, table samples (by its primary key, then in storage order)
+    PYTHONPATH=python mapds.py dl DSN SECONDS     deeplaked, table samples (by its primary key, by _rowid, in storage order)
     mapds.py pg DSN SECONDS                       PostgreSQL, WHERE id = i (indexes id first)
     mapds.py npy DIR SECONDS                      images.npy and labels.npy in DIR
 
@@ -60,8 +60,10 @@ def dl(dsn, seconds):
     import deeplaked
     table = deeplaked.connect(dsn).open_table("samples")
     # By the primary key (its values read once, then a row is a primary
-    # key lookup), then in storage order (LIMIT 1 OFFSET i).
-    for name, order_by in (("primary key", None), ("storage order", ())):
+    # key lookup), by _rowid (as a table without a key is read: the ids
+    # read once, then a row is read by id), then in storage order
+    # (LIMIT 1 OFFSET i).
+    for name, order_by in (("primary key", None), ("_rowid", ["_rowid"]), ("storage order", ())):
         ds = table.pytorch(columns=["image", "label"], order_by=order_by)
         measure("deeplaked, map-style dataset, " + name, len(ds), lambda i: (lambda r: (r["image"], r["label"]))(ds[i]), seconds)
         # As torch's DataLoader fetches a batch: __getitems__, then its

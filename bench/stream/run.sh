@@ -112,8 +112,9 @@ log "Unix socket"
 "$work/loopback" -network unix -bytes $((rows * 12288)) | tee -a "$results"
 
 # Single rows by position: deeplaked's map-style dataset (by the primary
-# key, and in storage order: LIMIT 1 OFFSET i, or a block of rows for
-# consecutive reads), PostgreSQL by an index on id, the .npy; then
+# key, by _rowid as a table without a key is read, and in storage order:
+# LIMIT 1 OFFSET i, or a block of rows for consecutive reads), PostgreSQL
+# by an index on id, the .npy; then
 # batches of 64 random rows, as DataLoader(batch_size=64, shuffle=True)
 # asks for them.
 maps="$work/map.jsonl"
@@ -178,7 +179,7 @@ for name, m in rate.items():
     print(f"| {name} | {m.get('random', 0):.0f} | {m.get('in order', 0):.0f} | {m.get('batches of 64', 0):.0f} |")
 pg = rate.get("PostgreSQL 15, psycopg SELECT by indexed id")
 print()
-for name in ("primary key", "storage order"):
+for name in ("primary key", "_rowid", "storage order"):
     dl = rate.get("deeplaked, map-style dataset, " + name)
     if dl and pg:
         print(f"- map-style dataset ({name}) / PostgreSQL: random {dl['random'] / pg['random']:.2f}, in order {dl['in order'] / pg['in order']:.2f}, "

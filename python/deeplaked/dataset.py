@@ -14,6 +14,12 @@ except ImportError:
     _Base = object
 
 
+# ROWID is the system column of a row's id: every table has it (unless a
+# column takes its name), * leaves it out, and `_rowid IN (...)` reads the
+# rows by id.
+ROWID = "_rowid"
+
+
 class Table:
     """A table of a Database (db.open_table(name))."""
 
@@ -38,10 +44,12 @@ class Table:
         return [r[0] for r in rows or []]
 
     def pytorch(self, columns=None, order_by=None, block_size=256, cache_blocks=4, transform=None):
-        """A map-style dataset over the table (see TableDataset)."""
+        """A map-style dataset over the table (see TableDataset). Without
+        order_by, rows are ordered by the primary key, or by the system
+        column _rowid in a table without one."""
         if order_by is None:
             try:
-                order_by = self.primary_key()
+                order_by = self.primary_key() or [ROWID]
             except Exception:  # a catalog without pg_index: storage order
                 order_by = []
         return TableDataset(self.db.conninfo, self.name, columns=columns, order_by=order_by,
@@ -54,9 +62,11 @@ class TableDataset(_Base):
     DataLoader (shuffling, sampling and batching are the DataLoader's).
 
     Position i is the i-th row in order_by order (the primary key by
-    default; without a key, the table's storage order, stable while the
-    table does not change). Rows come through the tensor stream. When
-    order_by is one column of distinct values (a one-column primary key),
+    default; without a key, the system column _rowid, the rows' ids, which
+    behaves as a key: a row keeps its id until it is deleted or updated;
+    with order_by=(), the table's storage order, stable while the table
+    does not change). Rows come through the tensor stream. When order_by is
+    one column of distinct values (a one-column primary key, or _rowid),
     each process reads that column's values once, on its first access:
     then a block of block_size rows is one range query (`WHERE key
     BETWEEN ...`), and a read that does not follow the one before (a
@@ -104,6 +114,12 @@ class TableDataset(_Base):
         with self._connection().cursor() as cur:
             cur.execute("SELECT count(*) FROM %s" % table)
             self._len = cur.fetchone()[0]
+            # _system: order_by is the system column _rowid, which * does
+            # not list.
+            self._system = False
+            if self.order_by == [ROWID]:
+                cur.execute("SELECT * FROM %s LIMIT 0" % table)
+                self._system = ROWID not in [d.name for d in cur.description]
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -151,7 +167,9 @@ class TableDataset(_Base):
         return rows, keys
 
     def _wants(self, name):
-        return self.columns is None or name in self.columns
+        if self.columns is None:
+            return not (self._system and name == ROWID)
+        return name in self.columns
 
     def _key_list(self):
         """The order_by column's values in order, or None when rows cannot
@@ -167,7 +185,7 @@ class TableDataset(_Base):
 
     def _select(self, where):
         key = self.order_by[0]
-        cols = "*"
+        cols = "*, " + ROWID if self._system else "*"
         if self.columns is not None:
             cols = ", ".join(quote_ident(c) for c in (self.columns if key in self.columns else self.columns + [key]))
         # No ORDER BY: rows are matched to positions by key, and a plain

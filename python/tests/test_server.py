@@ -225,21 +225,53 @@ def test_map_dataset_by_key(db, samples):
 
 def test_map_dataset_without_key(db):
     db.execute("DROP TABLE IF EXISTS nokey")
-    db.execute("CREATE TABLE nokey (v int)")
-    db.execute("INSERT INTO nokey SELECT g FROM generate_series(1, 50) g")
+    db.execute("CREATE TABLE nokey (v int, w text)")
+    db.execute("INSERT INTO nokey SELECT g, 'w' || g FROM generate_series(1, 50) g")
+    # Without a key, rows are ordered by the system column _rowid, which
+    # addresses them as a key does; the rows do not hold it.
     ds = db.open_table("nokey").pytorch(block_size=8)
-    assert len(ds) == 50
+    assert ds.order_by == ["_rowid"] and len(ds) == 50
     assert sorted(int(ds[i]["v"]) for i in [49, 3, 17, 0]) == [1, 4, 18, 50]
     assert [int(ds[i]["v"]) for i in range(50)] == list(range(1, 51))
+    assert set(ds[7]) == {"v", "w"} and ds[7]["w"] == "w8"
+    only = db.open_table("nokey").pytorch(columns=["w"], block_size=8)
+    assert set(only[9]) == {"w"} and only[9]["w"] == "w10" and only[10]["w"] == "w11"
+    # A batch at once is one query (`_rowid IN (...)`), in the order asked.
+    batch = db.open_table("nokey").pytorch(block_size=8)
+    batch._key_list()
+    calls = []
+    fetch = batch._fetch
+    batch._fetch = lambda q, *a, **k: calls.append(q) or fetch(q, *a, **k)
+    assert [int(r["v"]) for r in batch.__getitems__([40, 2, 2, -1, 17])] == [41, 3, 3, 50, 18]
+    assert len(calls) == 1 and "_rowid IN (" in calls[0]
     # A read that does not follow the one before fetches its row alone
-    # (LIMIT 1 OFFSET i): its block is not read.
+    # (`_rowid = id`): its block is not read.
     ds = db.open_table("nokey").pytorch(block_size=8)
     order = list(range(50))
     random.Random(4).shuffle(order)
     assert [int(ds[i]["v"]) for i in order] == [i + 1 for i in order]
-    ds = db.open_table("nokey").pytorch(block_size=8)
     assert int(ds[33]["v"]) == 34 and 33 // 8 not in ds._cache
     assert int(ds[34]["v"]) == 35 and 34 // 8 in ds._cache
+    # An updated row has a new id: its old position raises, the others stay.
+    db.execute("UPDATE nokey SET w = 'changed' WHERE v = 20")
+    with pytest.raises(IndexError):
+        ds[19]
+    with pytest.raises(IndexError):
+        ds.__getitems__([1, 19])
+    assert int(ds[20]["v"]) == 21 and int(ds[18]["v"]) == 19
+    db.execute("UPDATE nokey SET w = 'w20' WHERE v = 20")
+
+    # order_by=(): storage order, a block being LIMIT block_size OFFSET
+    # block*block_size and a read that does not follow the one before
+    # its row alone (LIMIT 1 OFFSET i). The updated row is now last.
+    ds = db.open_table("nokey").pytorch(block_size=8, order_by=())
+    want = [v for v in range(1, 51) if v != 20] + [20]
+    assert [int(ds[i]["v"]) for i in range(50)] == want
+    ds = db.open_table("nokey").pytorch(block_size=8, order_by=())
+    assert [int(ds[i]["v"]) for i in order] == [want[i] for i in order]
+    ds = db.open_table("nokey").pytorch(block_size=8, order_by=())
+    assert int(ds[33]["v"]) == 35 and 33 // 8 not in ds._cache
+    assert int(ds[34]["v"]) == 36 and 34 // 8 in ds._cache
 
 
 def test_features_from_columns(db):
