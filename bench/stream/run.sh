@@ -4,9 +4,10 @@
 # Python loader and by the Go client, and the anchors: the same rows read
 # as bytea from PostgreSQL 15 with psycopg (COPY binary and a plain SELECT),
 # from a local .npy with numpy.load(mmap_mode='r'), and the loopback TCP
-# ceiling (one buffer sent again and again, and distinct data); then the
-# deeplaked readers and PostgreSQL's over the servers' Unix sockets, and
-# that ceiling. Each result is one JSON line; a Markdown table and the
+# ceiling (one buffer sent again and again, distinct data, and the .npy
+# file sent as a server sends stored data: read, checksummed and written,
+# or by sendfile); then the deeplaked readers and PostgreSQL's over the
+# servers' Unix sockets, and that ceiling. Each result is one JSON line; a Markdown table and the
 # ratios to the anchors follow.
 #
 #   bench/stream/run.sh                         # 200,000 rows, about 2.4 GB
@@ -86,6 +87,9 @@ log "loopback TCP"
 "$work/loopback" -bytes $((rows * 12288)) | tee -a "$results"
 log "loopback TCP, distinct data"
 "$work/loopback" -distinct -bytes $((rows * 12288)) | tee -a "$results"
+log "loopback TCP from the .npy file: read, CRC32C and write; sendfile"
+"$work/loopback" -file "$work/images.npy" -bytes $((rows * 12288)) | tee -a "$results"
+"$work/loopback" -file "$work/images.npy" -send sendfile -bytes $((rows * 12288)) | tee -a "$results"
 
 # The Go client and the two loopback ceilings again, alternated for
 # BENCH_PAIRS rounds (default 5): on a shared machine both move from one
@@ -95,7 +99,7 @@ pairs="$work/pairs.jsonl"
 log "Go client and the loopback ceilings, alternated (${BENCH_PAIRS:-5} rounds)"
 for round in $(seq "${BENCH_PAIRS:-5}"); do
 	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/loopback -bytes $((rows * 12288))" \
-		"$work/loopback -distinct -bytes $((rows * 12288))"; do
+		"$work/loopback -distinct -bytes $((rows * 12288))" "$work/loopback -file $work/images.npy -bytes $((rows * 12288))"; do
 		$cmd | "$py" -c 'import json, sys
 r = json.loads(sys.stdin.read()); r["round"] = int(sys.argv[1]); print(json.dumps(r))' "$round" | tee -a "$pairs"
 	done
@@ -144,6 +148,8 @@ print()
 go, py = "deeplaked, Go client (client/stream)", "deeplaked, Python loader (to_torch)"
 ratio(go, "loopback TCP ceiling", "Go client / loopback TCP ceiling")
 ratio(go, "loopback TCP ceiling, distinct data", "Go client / loopback TCP ceiling, distinct data")
+ratio(go, "loopback TCP ceiling, from a file (pread, CRC32C, write)", "Go client / loopback TCP ceiling, from a file (pread, CRC32C, write)")
+ratio(go, "loopback TCP ceiling, from a file (sendfile)", "Go client / loopback TCP ceiling, from a file (sendfile)")
 ratio(py, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader / psycopg COPY")
 ratio(py, "PostgreSQL 15, psycopg SELECT", "Python loader / psycopg SELECT")
 PY
@@ -154,17 +160,19 @@ by = {}
 for r in rows:
     by.setdefault(r["round"], {})[r["name"]] = r["gb_per_s"]
 go, one, dist = "deeplaked, Go client (client/stream)", "loopback TCP ceiling", "loopback TCP ceiling, distinct data"
+fromfile = "loopback TCP ceiling, from a file (pread, CRC32C, write)"
 print("\nGo client and the loopback ceilings, alternated\n")
-print("| round | Go client GB/s | ceiling | distinct | Go / ceiling | Go / distinct |")
-print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-r1, r2 = [], []
+print("| round | Go client GB/s | ceiling | distinct | from a file | Go / ceiling | Go / distinct | Go / from a file |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+r1, r2, r3 = [], [], []
 for k in sorted(by):
     m = by[k]
-    if go in m and one in m and dist in m:
-        r1.append(m[go] / m[one]); r2.append(m[go] / m[dist])
-        print(f"| {k} | {m[go]:.2f} | {m[one]:.2f} | {m[dist]:.2f} | {r1[-1]:.2f} | {r2[-1]:.2f} |")
+    if go in m and one in m and dist in m and fromfile in m:
+        r1.append(m[go] / m[one]); r2.append(m[go] / m[dist]); r3.append(m[go] / m[fromfile])
+        print(f"| {k} | {m[go]:.2f} | {m[one]:.2f} | {m[dist]:.2f} | {m[fromfile]:.2f} | {r1[-1]:.2f} | {r2[-1]:.2f} | {r3[-1]:.2f} |")
 if r1:
-    print(f"\n- median Go client / loopback TCP ceiling: {statistics.median(r1):.2f} (one buffer), {statistics.median(r2):.2f} (distinct data)")
+    print(f"\n- median Go client / loopback TCP ceiling: {statistics.median(r1):.2f} (one buffer), {statistics.median(r2):.2f} (distinct data), "
+          f"{statistics.median(r3):.2f} (from a file: read, CRC32C, write)")
 PY
 "$py" - "$maps" <<'PY'
 import json, sys
