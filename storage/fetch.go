@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -61,6 +62,8 @@ type RowFetcher struct {
 	upTo        uint64
 	loaded      bool
 	pointChecks int
+	// checked is set once checkSections has run.
+	checked bool
 }
 
 // pointCheckRows is how many rows a RowFetcher checks for deletion one by
@@ -199,6 +202,11 @@ func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 	dst.Reset()
 	s.dec.Bind(rf.cols, dst)
 	rf.f.out = dst
+	if len(ids) > 1 {
+		if err := rf.checkSections(); err != nil {
+			return nil, nil, err
+		}
+	}
 	found := rf.found[:0]
 	for k, id := range ids {
 		if rf.f.ra.conc > 1 && k%fetchWindow == 0 {
@@ -272,11 +280,25 @@ func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 		}
 		if ok {
 			found = append(found, id)
+			if len(found) == 1 {
+				reserveRows(dst, len(ids)-k)
+			}
 		}
 	}
 	rf.found = found
 	dst.SetLen(len(found))
 	return dst, found, nil
+}
+
+// reserveRows makes room in the bytes columns of b, which hold one row,
+// for n rows of that row's sizes: a batch of large values (images) then
+// grows once, not by doubling from its first row.
+func reserveRows(b *types.Batch, n int) {
+	for _, v := range b.Cols {
+		if v.Type.Phys() == types.PhysBytes && v.Len() == 1 {
+			v.Bytes.Data = slices.Grow(v.Bytes.Data, len(v.Bytes.Data)*(n-1))
+		}
+	}
 }
 
 // fetcher reads single rows out of fragments.
@@ -528,12 +550,45 @@ func (f *fetcher) readOne(ctx context.Context, fr *fragment, c int, ck fragChunk
 // bufferedCheckRows is how many rows a RowFetcher looks for among the
 // buffered rows (a Pebble read each) before it checks, once, whether the
 // snapshot holds any: a stream of a fully flushed table then reads none,
-// and a primary key lookup does not pay for the check.
+// and a primary key lookup does not pay for the check. A Fetch of several
+// rows checks at once (checkSections).
 const bufferedCheckRows = 64
+
+// checkSections finds out, once, whether the snapshot holds buffered rows
+// and deletion markers of the table, one seek each: a Fetch of many rows
+// of a flushed table without deletions then reads neither row by row.
+func (rf *RowFetcher) checkSections() error {
+	if rf.checked {
+		return nil
+	}
+	rf.checked = true
+	if !rf.noBuffered {
+		has, err := hasBufferedRows(rf.txn.snap, rf.t)
+		if err != nil {
+			return err
+		}
+		rf.noBuffered, rf.lookups = !has, bufferedCheckRows
+	}
+	if !rf.loaded {
+		has, err := hasSection(rf.txn.snap, rf.t, tagDelete)
+		if err != nil {
+			return err
+		}
+		// Without markers no row is deleted, as of any version: the
+		// (empty) set of deleted ids is as good as loaded.
+		rf.loaded = !has
+	}
+	return nil
+}
 
 // hasBufferedRows reports whether r holds any buffered row of t.
 func hasBufferedRows(r pebble.Reader, t *TableDesc) (bool, error) {
-	lo, hi := sectionSpan(t.ID, tagRow)
+	return hasSection(r, t, tagRow)
+}
+
+// hasSection reports whether r holds any key of t's section tag.
+func hasSection(r pebble.Reader, t *TableDesc, tag byte) (bool, error) {
+	lo, hi := sectionSpan(t.ID, tag)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return false, ioErrorf(err, "reading table %q", t.Name)
