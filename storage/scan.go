@@ -170,26 +170,12 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		// _rowid equal to a value or IN a list: the rows read by id.
 		if ids, ok := rowIDLookup(t, opts.Preds); ok {
 			txn.db.stats.RowIDLookups.Add(1)
-			s := newScannerCap(txn.db, t, opts, 1)
-			s.txn = txn
-			s.pk = true
-			if err := s.startIDScan(txn, ids); err != nil {
-				s.Close()
-				return nil, err
-			}
-			return s, nil
+			return txn.lookupScan(t, opts, func(s *Scanner) error { return s.startIDScan(txn, ids) })
 		}
 		// Equalities on the whole primary key, or the key IN a list: at
 		// most one row per key, read by id.
 		if keys, ok := pkLookupKeys(t, opts.Preds); ok {
-			s := newScannerCap(txn.db, t, opts, 1)
-			s.txn = txn
-			s.pk = true
-			if err := s.startPKScan(txn, keys); err != nil {
-				s.Close()
-				return nil, err
-			}
-			return s, nil
+			return txn.lookupScan(t, opts, func(s *Scanner) error { return s.startPKScan(txn, keys) })
 		}
 	}
 	s := newScanner(txn.db, t, opts)
@@ -253,6 +239,19 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		return nil, ioErrorf(err, "scanning %q", t.Name)
 	}
 	s.it = it
+	return s, nil
+}
+
+// lookupScan returns a Scanner that reads the rows start finds by id
+// instead of scanning t.
+func (txn *Txn) lookupScan(t *TableDesc, opts ScanOptions, start func(*Scanner) error) (*Scanner, error) {
+	s := newScannerCap(txn.db, t, opts, 1)
+	s.txn = txn
+	s.pk = true
+	if err := start(s); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
