@@ -18,8 +18,8 @@ import (
 // SEED when the statement names one, so that the order can be repeated and
 // resumed with START_BATCH; otherwise the permutation's generator (rng) is
 // seeded for the statement, as random() draws its values. Sharded, the
-// rows are dealt to the shards by row group before they are shuffled, with
-// SEED's deal (the default seed's without one), so N shards read disjoint
+// rows are split among the shards by row group before they are shuffled,
+// in SEED's order (the default seed's without one), so N shards read disjoint
 // rows even though each draws its own order. A LIMIT or OFFSET applies to
 // the stream (limit, offset; limit -1 for none). Sharded, a LIMIT counts
 // the rows of all the shards: with SEED each shard draws the unsharded

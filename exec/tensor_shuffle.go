@@ -563,8 +563,8 @@ func rankSeedStream(rank int) uint64 { return 0x9e3779b97f4a7c15 ^ uint64(rank) 
 const groupSeedStream = 0x6a09e667f3bcc908
 
 // runGroups reads this shard's row groups: the table's groups, in an
-// order shuffled with the seed when SHUFFLE is on, dealt round-robin to the
-// shards. Each group is one scan, closed before the next opens. A
+// order shuffled with the seed when SHUFFLE is on, split among the shards
+// (splitGroups). Each group is one scan, closed before the next opens. A
 // fragment's group that skip (when not nil) takes is not read. While ts
 // is replaying, groups are read for their row ids only (replayGroup).
 func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGroup) (bool, error), ts *tensorStream) error {
@@ -632,7 +632,7 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 
 // shardGroups returns this shard's row groups, in the order it reads
 // them: the table's groups, shuffled with the seed when SHUFFLE is on,
-// dealt round-robin to the shards.
+// split among the shards by splitGroups.
 func (c *CopyTo) shardGroups() ([]storage.RowGroup, error) {
 	return c.shardGroupsOf(c.opts.Tensor)
 }
@@ -647,11 +647,55 @@ func (c *CopyTo) shardGroupsOf(t plan.TensorOptions) ([]storage.RowGroup, error)
 		rng := rand.New(rand.NewPCG(t.Seed, groupSeedStream))
 		rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	}
-	var mine []storage.RowGroup
-	for k := t.Rank; k < len(groups); k += t.World {
-		mine = append(mine, groups[k])
+	if t.World <= 1 {
+		return groups, nil
 	}
-	return mine, nil
+	return splitGroups(groups, t.Rank, t.World, t.DropLast), nil
+}
+
+// splitGroups returns shard rank of world's part of groups, in their
+// order. The fragment groups, laid end to end by their row ranges, are cut
+// into world runs whose lengths differ by one row at most: shard rank gets
+// the rank-th, so a shard's first and last groups may be parts of groups,
+// and the shards' row counts are equal (to a row) when no row is deleted
+// or filtered out. With even (DROP_LAST), every run is ⌊N/world⌋ rows
+// long and the last N mod world rows are left out, as PyTorch's
+// DistributedSampler(drop_last=True) leaves them: the ranks of a
+// DistributedDataParallel model then take the same number of steps. A
+// group without a row range (the buffered rows, the transaction's own
+// inserts) cannot be cut: such groups go whole to the shards in turn,
+// from shard 0.
+func splitGroups(groups []storage.RowGroup, rank, world int, even bool) []storage.RowGroup {
+	var n int64
+	for _, g := range groups {
+		if g.Kind == storage.GroupFragment {
+			n += g.End - g.Start
+		}
+	}
+	lo, hi := n*int64(rank)/int64(world), n*int64(rank+1)/int64(world)
+	if even {
+		lo, hi = n/int64(world)*int64(rank), n/int64(world)*int64(rank+1)
+	}
+	var mine []storage.RowGroup
+	var at int64 // where the next fragment group starts, end to end
+	whole := 0
+	for _, g := range groups {
+		if g.Kind != storage.GroupFragment {
+			if whole%world == rank {
+				mine = append(mine, g)
+			}
+			whole++
+			continue
+		}
+		size := g.End - g.Start
+		if a, b := max(lo, at), min(hi, at+size); a < b {
+			part := g
+			part.Start, part.End = g.Start+a-at, g.Start+b-at
+			mine = append(mine, part)
+		}
+		at += size
+	}
+	return mine
 }
 
 // runExactByID streams an exact shuffle of a table's rows holding only

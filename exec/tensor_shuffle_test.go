@@ -3,11 +3,13 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -211,4 +213,81 @@ func TestTensorShuffleStartsEarly(t *testing.T) {
 		}
 		seen[id] = true
 	}
+}
+
+// TestSplitGroups cuts random lists of row groups among shards: the parts
+// cover every row of every fragment group once, each shard's fragment
+// rows number the same to one row, parts keep the groups' order, and the
+// groups that cannot be cut go whole to the shards in turn.
+func TestSplitGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 500 {
+		var groups []storage.RowGroup
+		for k := range rng.IntN(12) {
+			switch rng.IntN(6) {
+			case 0:
+				groups = append(groups, storage.RowGroup{Kind: storage.GroupBuffered})
+			default:
+				lo := int64(rng.IntN(100000))
+				groups = append(groups, storage.RowGroup{Kind: storage.GroupFragment, Fragment: uint64(k), Start: lo, End: lo + int64(rng.IntN(3000))})
+			}
+		}
+		world := 1 + rng.IntN(7)
+		even := trial%2 == 1
+		covered := map[[2]int64]int{} // (fragment, row) → times
+		sizes := make([]int64, world)
+		whole := make([]int, world)
+		for rank := range world {
+			last := -1
+			for _, p := range splitGroups(groups, rank, world, even) {
+				i := slices.IndexFunc(groups[last+1:], func(g storage.RowGroup) bool {
+					return g.Kind == p.Kind && g.Fragment == p.Fragment && g.Start <= p.Start && p.End <= g.End
+				})
+				if i < 0 || p.Kind == storage.GroupFragment && p.Start >= p.End {
+					t.Fatalf("trial %d: shard %d/%d: part %+v out of order or empty", trial, rank, world, p)
+				}
+				last += 1 + i
+				if p.Kind != storage.GroupFragment {
+					whole[rank]++
+					continue
+				}
+				sizes[rank] += p.End - p.Start
+				for r := p.Start; r < p.End; r++ {
+					covered[[2]int64{int64(p.Fragment), r}]++
+				}
+			}
+		}
+		var rows int64
+		unsplit := 0
+		for _, g := range groups {
+			if g.Kind != storage.GroupFragment {
+				unsplit++
+				continue
+			}
+			rows += g.End - g.Start
+			for r := g.Start; r < g.End; r++ {
+				if k := covered[[2]int64{int64(g.Fragment), r}]; k > 1 || k == 0 && !even {
+					t.Fatalf("trial %d: row %d of fragment %d taken %d times", trial, r, g.Fragment, covered[[2]int64{int64(g.Fragment), r}])
+				}
+			}
+		}
+		if want := rows - rows%int64(world)*b2i(even); int64(len(covered)) != want {
+			t.Fatalf("trial %d: %d rows taken, want %d of the groups' %d", trial, len(covered), want, rows)
+		}
+		for rank := range world {
+			if d := sizes[rank] - rows/int64(world); d < 0 || d > 1 || even && d != 0 {
+				t.Fatalf("trial %d: shard %d/%d has %d of %d rows", trial, rank, world, sizes[rank], rows)
+			}
+			if want := unsplit/world + min(1, max(0, unsplit%world-rank)); whole[rank] != want {
+				t.Fatalf("trial %d: shard %d/%d has %d whole groups of %d", trial, rank, world, whole[rank], unsplit)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -117,10 +117,22 @@ func TestCopyToTensorRowGroups(t *testing.T) {
 	if slices.IsSorted(a) {
 		t.Fatal("not shuffled")
 	}
-	for world := 1; world <= 4; world++ {
+	// Sharded, the fragment's rows (its groups laid end to end in the
+	// shuffled order) are cut into runs of equal length, to a row; the
+	// buffered rows, one group that is not cut, go to shard 0.
+	const frag = n - 100
+	for world := 1; world <= 5; world++ {
 		seen := make([]int, n)
 		for rank := range world {
-			for _, id := range copyIDs(t, s, fmt.Sprintf(q, 9, rank, world, 0)) {
+			ids := copyIDs(t, s, fmt.Sprintf(q, 9, rank, world, 0))
+			want := frag*(rank+1)/world - frag*rank/world
+			if rank == 0 {
+				want += 100
+			}
+			if len(ids) != want {
+				t.Fatalf("shard %d/%d: %d rows, want %d", rank, world, len(ids), want)
+			}
+			for _, id := range ids {
 				seen[id]++
 			}
 		}
@@ -130,15 +142,32 @@ func TestCopyToTensorRowGroups(t *testing.T) {
 			}
 		}
 	}
+	// DROP_LAST: each shard holds ⌊rows/world⌋ of the fragment's rows (the
+	// last rows of the order left out), then drops its short batch. Here
+	// 49,175 rows in 4 shards are 12,293 each (not 12,293 and 12,294, which
+	// would give 2,048 and 2,049 batches of 6), shard 0 holding the 100
+	// buffered rows as well.
+	const qd = "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 6, SHUFFLE true, SEED 9, SHARD '%d/4', DROP_LAST true)"
+	for rank := range 4 {
+		want := frag / 4 / 6 * 6
+		if rank == 0 {
+			want = (frag/4 + 100) / 6 * 6
+		}
+		if ids := copyIDs(t, s, fmt.Sprintf(qd, rank)); len(ids) != want {
+			t.Fatalf("shard %d/4, DROP_LAST: %d rows, want %d", rank, len(ids), want)
+		}
+	}
 	full := copyIDs(t, s, fmt.Sprintf(q, 4, 1, 2, 0))
 	if rest := copyIDs(t, s, fmt.Sprintf(q, 4, 1, 2, 3)); !slices.Equal(full[3000:], rest) {
 		t.Fatalf("START_BATCH 3: %d rows, want the last %d", len(rest), len(full)-3000)
 	}
-	// Without SHUFFLE, sharded: each shard reads whole row groups in order;
-	// the fragment's groups are [0, 16384), [16384, 32768), [32768, 49152),
-	// [49152, 49175), then the buffered rows.
+	// Without SHUFFLE, sharded: each shard reads its run of the table in
+	// order. The fragment's groups are [0, 16384), [16384, 32768),
+	// [32768, 49152), [49152, 49175), then the buffered rows: shard 1 of 2
+	// reads fragment rows [24587, 49175), part of the second group and the
+	// two after it.
 	ids := copyIDs(t, s, "COPY r TO STDOUT WITH (FORMAT tensor, SHARD '1/2')")
-	if len(ids) != storage.RowGroupRows+23 || ids[0] != storage.RowGroupRows || !slices.IsSorted(ids) {
+	if len(ids) != frag-frag/2 || ids[0] != frag/2 || !slices.IsSorted(ids) {
 		t.Fatalf("shard 1/2 unshuffled: %d rows from %d", len(ids), ids[0])
 	}
 }
@@ -270,7 +299,7 @@ func TestCopyToTensorStartBatchSkips(t *testing.T) {
 	if restRead >= fullRead {
 		t.Fatalf("START_BATCH %d read %d chunks, the whole stream %d: the skipped groups were read", start, restRead, fullRead)
 	}
-	// A shard in order: its groups are dealt round-robin; it skips its own.
+	// A shard in order: its run of the groups; it skips its own.
 	const qs = "COPY r TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 1000, SHARD '1/2', START_BATCH %d)"
 	shard := copyIDs(t, s, fmt.Sprintf(qs, 0))
 	if rest := copyIDs(t, s, fmt.Sprintf(qs, 17)); len(shard) != n/2 || !slices.Equal(shard[17000:], rest) {

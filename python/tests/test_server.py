@@ -3,6 +3,7 @@ test/pyclient starts one); without it they are skipped."""
 
 import os
 import random
+import time
 
 import numpy as np
 import pytest
@@ -101,6 +102,32 @@ def test_shards_partition(db, samples):
     parts = [ids(db.dataloader(samples).batch_size(7).shuffle(True, seed=3).shard(r, 3)) for r in range(3)]
     everything = [i for p in parts for i in p]
     assert sorted(everything) == list(range(1, ROWS + 1))
+
+
+def test_shards_equal(db):
+    # A plain scan's shards hold the same number of rows to one row, and
+    # with drop_last exactly: every rank of a DDP model takes as many steps.
+    db.execute("DROP TABLE IF EXISTS eq")
+    db.execute("CREATE TABLE eq (id int)")
+    db.execute("INSERT INTO eq SELECT g FROM generate_series(1, 30000) g")
+    # The server here flushes buffered rows into fragments past 64 rows,
+    # in the background: wait for it, since the shards of one epoch must
+    # see one layout (buffered rows are a group that is not cut).
+    deadline = time.monotonic() + 30
+    while len(ids(db.dataloader("eq").batch_size(1000).shard(1, 3))) != 10000:
+        assert time.monotonic() < deadline, "the rows were not flushed"
+        time.sleep(0.05)
+    for world in (3, 7):
+        parts = [ids(db.dataloader("eq").batch_size(1000).shuffle(True, seed=3).shard(r, world)) for r in range(world)]
+        sizes = [len(p) for p in parts]
+        assert max(sizes) - min(sizes) <= 1, sizes
+        assert sorted(i for p in parts for i in p) == list(range(1, 30001))
+    # 30,000 rows in 7 shards: 4,285 or 4,286 each (one or two batches of
+    # 2,143), but 4,285 with drop_last (the last 5 of the order left out):
+    # one batch each.
+    steps = [len(list(db.dataloader("eq").batch_size(2143).shuffle(True, seed=3).shard(r, 7).drop_last()))
+             for r in range(7)]
+    assert steps == [1] * 7, steps
 
 
 def test_drop_last(db, samples):
