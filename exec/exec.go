@@ -230,7 +230,7 @@ func newScan(env *Env, n *plan.Scan) (*scanOp, error) {
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Borrow: n.Borrow})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Borrow: n.Borrow})
 	if err != nil {
 		return nil, err
 	}

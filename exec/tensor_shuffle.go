@@ -445,7 +445,7 @@ func tensorGroupScan(env *Env, n *plan.CopyTo, offset bool) *plan.Scan {
 	}
 	scan := plainScan(n.Query)
 	if o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 && !offset &&
-		(scan == nil || scan.Filter == nil || storage.PKLookup(scan.Table, zonePreds(scan))) {
+		(scan == nil || scan.Filter == nil || storage.PKLookup(scan.Table, scan.ZonePreds())) {
 		// In order, all of it: the query's plain scan. A WHERE goes by
 		// row groups (lateGroup), unless a primary key lookup answers it.
 		return nil
@@ -1019,7 +1019,7 @@ func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: zonePreds(n), Group: g, AsOf: version, Borrow: n.Filter == nil})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Group: g, AsOf: version, Borrow: n.Filter == nil})
 	if err != nil {
 		return nil, err
 	}

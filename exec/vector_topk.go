@@ -476,7 +476,7 @@ func (o *vectorTopKOp) filterIDs() ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := o.env.Txn.ScanWith(fs.Table, storage.ScanOptions{Cols: fs.Cols, Preds: zonePreds(fs), Borrow: true, Cached: true})
+	sc, err := o.env.Txn.ScanWith(fs.Table, storage.ScanOptions{Cols: fs.Cols, Preds: fs.ZonePreds(), Borrow: true, Cached: true})
 	if err != nil {
 		return nil, err
 	}
@@ -636,7 +636,7 @@ func (w *topKWorker) batchDistances(vec *types.Vec) bool {
 
 func (w *topKWorker) scan(g *storage.RowGroup) error {
 	n := w.o.n
-	sc, err := w.o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: zonePreds(n.Search), Group: g, Borrow: true, Cached: true})
+	sc, err := w.o.env.Txn.ScanWith(n.Search.Table, storage.ScanOptions{Cols: n.Search.Cols, Preds: n.Search.ZonePreds(), Group: g, Borrow: true, Cached: true})
 	if err != nil {
 		return err
 	}

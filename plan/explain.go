@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -35,7 +36,14 @@ func (e *explainer) node(n Node, depth int) {
 	var kids []Node
 	switch n := n.(type) {
 	case *Scan:
-		add("Seq Scan on " + n.Table.Name)
+		switch storage.LookupOf(n.Table, n.ZonePreds()) {
+		case storage.LookupByKey:
+			add("Index Scan using " + n.Table.Name + "_pkey on " + n.Table.Name)
+		case storage.LookupByRowID:
+			add("Tid Scan on " + n.Table.Name)
+		default:
+			add("Seq Scan on " + n.Table.Name)
+		}
 		if n.Filter != nil {
 			detail("Filter: %s", ExprText(n.Filter))
 		}

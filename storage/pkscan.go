@@ -165,9 +165,31 @@ func (s *Scanner) nextPK() (*types.Batch, []uint64, error) {
 // by _rowid's (equal to a value or IN a list): at most one row per key,
 // read by id.
 func PKLookup(t *TableDesc, preds []ZonePred) bool {
+	return LookupOf(t, preds) != NoLookup
+}
+
+// Lookup says how a scan finds its rows.
+type Lookup uint8
+
+// Lookups.
+const (
+	// NoLookup: the scan reads the table (what zone maps leave of it).
+	NoLookup Lookup = iota
+	// LookupByKey: the rows are looked up by primary key.
+	LookupByKey
+	// LookupByRowID: the rows are read by _rowid.
+	LookupByRowID
+)
+
+// LookupOf returns how a scan of t with preds finds its rows (as of the
+// current snapshot: a scan of a past version or of a row group reads the
+// table).
+func LookupOf(t *TableDesc, preds []ZonePred) Lookup {
 	if _, ok := rowIDLookup(t, preds); ok {
-		return true
+		return LookupByRowID
 	}
-	_, ok := pkLookupKeys(t, preds)
-	return ok
+	if _, ok := pkLookupKeys(t, preds); ok {
+		return LookupByKey
+	}
+	return NoLookup
 }
