@@ -291,9 +291,10 @@ func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 }
 
 // reserveRows makes room in the bytes columns of b, which hold one row,
-// for n rows of that row's sizes: a batch of large values (images) then
-// grows once, not by doubling from its first row.
+// for n rows (a batch's at most) of that row's sizes: a batch of large
+// values (images) then grows once, not by doubling from its first row.
 func reserveRows(b *types.Batch, n int) {
+	n = min(n, types.BatchSize)
 	for _, v := range b.Cols {
 		if v.Type.Phys() == types.PhysBytes && v.Len() == 1 {
 			v.Bytes.Data = slices.Grow(v.Bytes.Data, len(v.Bytes.Data)*(n-1))
