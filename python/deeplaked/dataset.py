@@ -183,11 +183,15 @@ class TableDataset(_Base):
                     self._keys = keys
         return self._keys or None
 
-    def _select(self, where):
+    def _select(self, where, with_key=True):
+        """The query of the rows where is true, with the key column to
+        match them to positions unless with_key is false (one row by its
+        key)."""
         key = self.order_by[0]
-        cols = "*, " + ROWID if self._system else "*"
+        cols = "*, " + ROWID if self._system and with_key else "*"
         if self.columns is not None:
-            cols = ", ".join(quote_ident(c) for c in (self.columns if key in self.columns else self.columns + [key]))
+            wanted = self.columns if key in self.columns or not with_key else self.columns + [key]
+            cols = ", ".join(quote_ident(c) for c in wanted)
         # No ORDER BY: rows are matched to positions by key, and a plain
         # filtered scan lets the server read only the rows that pass.
         return "SELECT %s FROM %s WHERE %s" % (cols, self.table, where)
@@ -211,7 +215,8 @@ class TableDataset(_Base):
 
     def _keyed_row(self, i, keys):
         k = quote_ident(self.order_by[0])
-        rows, _ = self._fetch(self._select("%s = %s" % (k, self._literal(keys[i]))), self.order_by[0])
+        # One row: its key need not come back to place it.
+        rows, _ = self._fetch(self._select("%s = %s" % (k, self._literal(keys[i])), with_key=False))
         return rows[0] if rows else None
 
     def _block(self, block):
