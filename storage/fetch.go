@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -589,15 +590,24 @@ func hasBufferedRows(r pebble.Reader, t *TableDesc) (bool, error) {
 
 // hasSection reports whether r holds any key of t's section tag.
 func hasSection(r pebble.Reader, t *TableDesc, tag byte) (bool, error) {
+	k, err := firstKey(r, t, tag)
+	return k != nil, err
+}
+
+// firstKey returns the first key of t's section tag in r (a copy), or nil
+// when the section is empty.
+func firstKey(r pebble.Reader, t *TableDesc, tag byte) ([]byte, error) {
 	lo, hi := sectionSpan(t.ID, tag)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return false, ioErrorf(err, "reading table %q", t.Name)
+		return nil, ioErrorf(err, "reading table %q", t.Name)
 	}
 	defer it.Close()
-	found := it.First()
-	if err := it.Error(); err != nil {
-		return false, ioErrorf(err, "reading table %q", t.Name)
+	if !it.First() {
+		if err := it.Error(); err != nil {
+			return nil, ioErrorf(err, "reading table %q", t.Name)
+		}
+		return nil, nil
 	}
-	return found, nil
+	return bytes.Clone(it.Key()), nil
 }

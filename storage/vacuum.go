@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"strconv"
@@ -19,12 +20,14 @@ type VacuumStats struct {
 	Objects int
 }
 
-// Vacuum expires the versions of table name (every table if name is "")
-// older than the retention window (never the current one), compacts the
-// table so rows deleted before the oldest retained version are dropped,
-// then deletes the objects that no retained version and no open
-// transaction can read: chunks of fragments compacted away, leftovers of
-// failed or crashed writes, and manifests of expired versions.
+// Vacuum flushes the buffered rows of table name (every table if name is
+// "") into fragments, expires its versions older than the retention
+// window (never the current one), compacts the table so rows deleted
+// before the oldest retained version are dropped, then deletes the
+// objects that no retained version and no open transaction can read:
+// chunks of fragments compacted away, leftovers of failed or crashed
+// writes, and manifests of expired versions. A vacuumed table that no one
+// writes to keeps its layout: the row groups of sharded streams stay put.
 func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 	var st VacuumStats
 	tables := db.Tables()
@@ -39,6 +42,9 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 		ts, ok := db.state(t.ID)
 		if !ok {
 			continue
+		}
+		if err := db.flushBuffered(ctx, ts); err != nil {
+			return st, err
 		}
 		if err := db.expireVersions(ts, &st); err != nil {
 			return st, err
@@ -62,6 +68,24 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 		}
 	}
 	return st, nil
+}
+
+// flushBuffered flushes the table's buffered rows, maxFlushRows at a
+// time, until none is left or a flush moves none (the table dropped, or
+// rows arriving as fast).
+func (db *DB) flushBuffered(ctx context.Context, ts *tableState) error {
+	var last []byte
+	for range 64 {
+		first, err := firstKey(db.kv, ts.desc, tagRow)
+		if err != nil || first == nil || bytes.Equal(first, last) {
+			return err
+		}
+		last = first
+		if err := db.flushTable(ctx, ts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (db *DB) retention() int64 {
