@@ -142,6 +142,17 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
+	case "pg_export_snapshot":
+		// The snapshot of the transaction running the statement, for
+		// other sessions' SET TRANSACTION SNAPSHOT while it is open.
+		if env.Txn == nil {
+			return pgerror.New(pgerror.FeatureNotSupported, "pg_export_snapshot() needs a transaction")
+		}
+		id, err := env.Txn.ExportSnapshot()
+		if err != nil {
+			return err
+		}
+		out.AppendString(id)
 	case "pg_is_in_recovery", "pg_relation_is_publishable":
 		out.AppendBool(false)
 	case "has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",

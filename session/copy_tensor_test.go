@@ -989,3 +989,58 @@ func TestRowIDLookups(t *testing.T) {
 		mustRun(t, s, "SELECT count(*), max(w) FROM nk WHERE "+where, "columns count:bigint,max:bigint; 3|299997; SELECT 1")
 	}
 }
+
+// TestShardsOfOneSnapshot streams the shards of one epoch from separate
+// sessions, at separate times, while the table's buffered rows are
+// flushed in between: reading the snapshot one session exported
+// (pg_export_snapshot, SET TRANSACTION SNAPSHOT), they see one layout and
+// partition the rows the exporter saw.
+func TestShardsOfOneSnapshot(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := NewEngine(db, nil)
+	a := eng.NewSession("u", "d")
+	mustRun(t, a, "CREATE TABLE e (id bigint)", "")
+	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(0, 29999) g", "INSERT 0 30000")
+	flushAll(t, db)
+	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(30000, 39999) g", "INSERT 0 10000") // buffered
+	mustRun(t, a, "BEGIN", "BEGIN")
+	out, err := run(t, a, "SELECT pg_export_snapshot()")
+	parts := strings.Split(out, "; ")
+	if err != nil || len(parts) != 3 {
+		t.Fatalf("pg_export_snapshot(): %q, %v", out, err)
+	}
+	id := parts[1]
+	seen := make([]int, 40000)
+	for rank := range 3 {
+		// Between the shards the buffered rows move into a fragment, and
+		// more rows come: the groups of the latest snapshot differ.
+		mustRun(t, eng.NewSession("u", "d"), fmt.Sprintf("INSERT INTO e VALUES (%d)", 40000+rank), "INSERT 0 1")
+		flushAll(t, db)
+		s := eng.NewSession("u", "d")
+		mustRun(t, s, "BEGIN", "BEGIN")
+		mustRun(t, s, "SET TRANSACTION SNAPSHOT '"+id+"'", "SET")
+		ids := copyIDs(t, s, fmt.Sprintf("COPY e TO STDOUT WITH (FORMAT tensor, SHUFFLE true, SEED 4, SHARD '%d/3')", rank))
+		mustRun(t, s, "COMMIT", "COMMIT")
+		for _, v := range ids {
+			if v >= 40000 {
+				t.Fatalf("shard %d sent row %d, committed after the snapshot", rank, v)
+			}
+			seen[v]++
+		}
+	}
+	for v, k := range seen {
+		if k != 1 {
+			t.Fatalf("row %d sent %d times", v, k)
+		}
+	}
+	mustRun(t, a, "COMMIT", "COMMIT")
+	s := eng.NewSession("u", "d")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	if _, err := run(t, s, "SET TRANSACTION SNAPSHOT '"+id+"'"); err == nil || !strings.Contains(err.Error(), "invalid snapshot identifier") {
+		t.Fatalf("import after the exporter's end: %v", err)
+	}
+}

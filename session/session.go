@@ -180,6 +180,14 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return w.WriteComplete("DROP TABLE")
 	case *sql.SetVar:
 		return s.execSet(st, w)
+	case *sql.SetSnapshot:
+		if !s.explicit {
+			return pgerror.New(pgerror.NoActiveSQLTransaction, "SET TRANSACTION SNAPSHOT can only be used in transaction blocks")
+		}
+		if err := s.ensureTxn().ImportSnapshot(st.ID); err != nil {
+			return err
+		}
+		return w.WriteComplete("SET")
 	case *sql.ShowVar:
 		return s.execShow(st, w)
 	case *sql.Discard:

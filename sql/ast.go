@@ -158,6 +158,9 @@ type (
 	}
 	// Discard is DISCARD ALL, PLANS, SEQUENCES or TEMP (Target, upper case).
 	Discard struct{ Target string }
+	// SetSnapshot is SET TRANSACTION SNAPSHOT 'id': the transaction reads
+	// the snapshot another one exported (pg_export_snapshot()).
+	SetSnapshot struct{ ID string }
 	// SetArg is one value of SET: a string or a name as written, or a
 	// number as text.
 	SetArg struct {
@@ -351,6 +354,7 @@ func (*TxStmt) stmt()      {}
 func (*SetVar) stmt()      {}
 func (*ShowVar) stmt()     {}
 func (*Discard) stmt()     {}
+func (*SetSnapshot) stmt() {}
 func (*Copy) stmt()        {}
 func (*Vacuum) stmt()      {}
 

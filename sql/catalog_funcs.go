@@ -31,6 +31,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"current_schemas":                    {args: []types.Type{types.TypBool}, min: 1, ret: types.TypText},
 	"current_setting":                    {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
 	"pg_backend_pid":                     {ret: types.TypInt4},
+	"pg_export_snapshot":                 {ret: types.TypText},
 	"pg_is_in_recovery":                  {ret: types.TypBool},
 	"pg_table_is_visible":                {args: []types.Type{typOid}, min: 1, ret: types.TypBool},
 	"pg_type_is_visible":                 {args: []types.Type{typOid}, min: 1, ret: types.TypBool},

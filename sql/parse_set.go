@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/deeplaked/deeplaked/pgerror"
 )
 
 // convertSet converts SET, SET LOCAL, SET ... TO DEFAULT, SET TIME ZONE,
@@ -73,7 +75,14 @@ func convertSetMulti(v *pg.VariableSetStmt) (Stmt, error) {
 	case "TRANSACTION":
 	case "SESSION CHARACTERISTICS":
 		prefix = "default_"
-	default: // TRANSACTION SNAPSHOT
+	case "TRANSACTION SNAPSHOT":
+		if len(v.Args) == 1 {
+			if a, ok := setArg(v.Args[0]); ok && !a.Number {
+				return &SetSnapshot{ID: a.Text}, nil
+			}
+		}
+		return nil, pgerror.New(pgerror.SyntaxError, "SET TRANSACTION SNAPSHOT takes one string")
+	default:
 		return nil, unsupported("SET " + v.Name)
 	}
 	sv := &SetVar{Name: strings.ToLower(v.Name), Tag: "SET"}

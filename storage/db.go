@@ -88,6 +88,11 @@ type DB struct {
 	commitMu  sync.Mutex
 	commitSeq uint64
 	openTxns  map[*Txn]uint64
+	// exported holds the snapshots transactions exported
+	// (Txn.ExportSnapshot), by identifier, under commitMu; exportSeq
+	// numbers them.
+	exported  map[string]*sharedSnap
+	exportSeq uint64
 	// pkSeq counts commits that wrote primary key entries.
 	pkSeq atomic.Uint64
 	// inflight holds the fragments being written by open transactions.

@@ -32,6 +32,10 @@ type Txn struct {
 	db       *DB
 	snap     *pebble.Snapshot
 	beginSeq uint64
+	// shared is set when snap is read by other transactions too (it was
+	// exported or imported); exports are the identifiers this txn gave it.
+	shared  *sharedSnap
+	exports []string
 	tables   map[uint64]*txnTable
 	// pk holds the primary key entries this txn wrote, by full key.
 	pk map[string]pkEntry
@@ -118,10 +122,21 @@ func (txn *Txn) check() error {
 func (txn *Txn) release() {
 	txn.done = true
 	if txn.snap != nil {
-		txn.db.commitMu.Lock()
-		delete(txn.db.openTxns, txn)
-		txn.db.commitMu.Unlock()
-		_ = txn.snap.Close()
+		db := txn.db
+		db.commitMu.Lock()
+		delete(db.openTxns, txn)
+		for _, id := range txn.exports {
+			delete(db.exported, id)
+		}
+		last := true
+		if s := txn.shared; s != nil {
+			s.refs--
+			last = s.refs == 0
+		}
+		db.commitMu.Unlock()
+		if last {
+			_ = txn.snap.Close()
+		}
 		txn.snap = nil
 	}
 }
