@@ -29,6 +29,16 @@ class Database:
                 return cur.fetchall()
             return None
 
+    def export_snapshot(self):
+        """A context manager: a transaction on a connection of its own that
+        exports its snapshot (pg_export_snapshot()) and stays open until
+        the block ends, yielding the snapshot's identifier. Loaders given
+        it (.snapshot(id)), in any process or on any rank, read the table
+        as that snapshot sees it, so the shards of an epoch agree even if
+        the table changes meanwhile. Under torch.distributed, export on one
+        rank and broadcast the identifier (broadcast_object_list)."""
+        return _ExportedSnapshot(self)
+
     def dataloader(self, source):
         """A loader over a table name or a SELECT statement (see DataLoader)."""
         from .loader import DataLoader
@@ -47,3 +57,21 @@ class Database:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _ExportedSnapshot:
+    def __init__(self, db):
+        self._db = db
+        self._conn = None
+
+    def __enter__(self):
+        self._conn = psycopg.connect(self._db.conninfo, **self._db.connect_kwargs)
+        try:
+            return self._conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __exit__(self, *exc):
+        self._conn.rollback()
+        self._conn.close()

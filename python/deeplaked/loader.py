@@ -99,7 +99,7 @@ class DataLoader(_Base):
     server's default, so the order is the same each epoch: pass a new seed
     per epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
     .shard(rank, world_size), .drop_last(), .start_batch(n), .with_validity(),
-    .to_numpy(), .to_torch(device="cpu", pin_memory=False).
+    .snapshot(id), .to_numpy(), .to_torch(device="cpu", pin_memory=False).
 
     Iterating yields one dict per batch: column name → torch.Tensor (after
     .to_torch()) or numpy array, shape [rows, *dims]. Ragged columns give a
@@ -131,6 +131,7 @@ class DataLoader(_Base):
         self._drop_last = False
         self._start_batch = None
         self._validity = False
+        self._snapshot = None
         self._mode = "numpy"
         self._device = None
         self._pin = False
@@ -172,6 +173,12 @@ class DataLoader(_Base):
 
     def with_validity(self, flag=True):
         return self._with(validity=bool(flag))
+
+    def snapshot(self, snapshot_id):
+        """Read the table as the snapshot exported as snapshot_id sees it
+        (Database.export_snapshot(); SET TRANSACTION SNAPSHOT), while its
+        exporter's transaction is open."""
+        return self._with(snapshot=str(snapshot_id))
 
     def to_numpy(self):
         return self._with(mode="numpy", device=None, pin=False)
@@ -237,9 +244,13 @@ class DataLoader(_Base):
         import psycopg
         conn = psycopg.connect(self._conninfo, autocommit=True, **self._connect_kwargs)
         try:
+            if self._snapshot is not None:
+                from psycopg import sql as pgsql
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(self._snapshot)))
             yield from stream_frames(conn, sql)
         finally:
-            conn.close()
+            conn.close()  # ends the snapshot's transaction, if any
 
     def __iter__(self):
         for frame in self.frames():

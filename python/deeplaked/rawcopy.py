@@ -8,11 +8,12 @@ payload straight into a fresh aligned buffer: the kernel's copy is the only
 one.
 
 libpq is left out of the exchange and stays consistent because the exchange
-starts and ends where libpq left the connection: idle, after a
-ReadyForQuery, with nothing of its own outstanding. So the raw path is taken
-only on a plain (not SSL) connection that is idle, in autocommit mode (out
-of autocommit psycopg would open a transaction first) and not in pipeline
-mode (usable).
+starts and ends where libpq left the connection: after a ReadyForQuery,
+with nothing of its own outstanding. So the raw path is taken only on a
+plain (not SSL) connection in autocommit mode (out of autocommit psycopg
+would open a transaction first), not in pipeline mode, and idle or in a
+transaction block the caller opened with its own BEGIN (a loader reading
+an exported snapshot), whose status the COPY leaves as it was (usable).
 """
 
 import os
@@ -29,6 +30,7 @@ _SKIP_CHUNK = 1 << 16
 # cancel before the connection is given up instead.
 DRAIN_TIMEOUT = 30.0
 _IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
+_INTRANS = 2  # psycopg.pq.TransactionStatus.INTRANS
 # id(connection) → the thread streaming a COPY on it, while the stream holds
 # the connection's lock.
 _streaming = {}
@@ -45,7 +47,7 @@ def usable(conn):
     try:
         pgconn = conn.pgconn
         return (not conn.closed and conn.autocommit and not pgconn.ssl_in_use
-                and conn.info.transaction_status == _IDLE
+                and conn.info.transaction_status in (_IDLE, _INTRANS)
                 and getattr(pgconn, "pipeline_status", 0) == 0
                 and pgconn.socket >= 0)
     except Exception:  # a closed or broken connection: psycopg's path says why

@@ -275,7 +275,11 @@ def test_usable():
         c.autocommit = False
         assert not rawcopy.usable(c)
         c.autocommit = True
-        c.info.transaction_status = 2  # INTRANS
+        c.info.transaction_status = 2  # INTRANS: a block the caller began
+        assert rawcopy.usable(c)
+        c.info.transaction_status = 3  # INERROR
+        assert not rawcopy.usable(c)
+        c.info.transaction_status = 1  # ACTIVE
         assert not rawcopy.usable(c)
         c.info.transaction_status = 0
         c.pgconn.ssl_in_use = True
