@@ -43,10 +43,12 @@ class Table:
             (table.strip('"'), (schema or "public").strip('"')))
         return [r[0] for r in rows or []]
 
-    def pytorch(self, columns=None, order_by=None, block_size=256, cache_blocks=4, transform=None):
+    def pytorch(self, columns=None, order_by=None, block_size=256, cache_blocks=4, transform=None, snapshot=None):
         """A map-style dataset over the table (see TableDataset). Without
         order_by, rows are ordered by the primary key, or by the system
-        column _rowid in a table without one."""
+        column _rowid in a table without one. With snapshot (an identifier
+        from Database.export_snapshot()), every process reads the table as
+        that snapshot sees it."""
         if order_by is None:
             try:
                 order_by = self.primary_key() or [ROWID]
@@ -54,7 +56,7 @@ class Table:
                 order_by = []
         return TableDataset(self.db.conninfo, self.name, columns=columns, order_by=order_by,
                             block_size=block_size, cache_blocks=cache_blocks, transform=transform,
-                            connect_kwargs=self.db.connect_kwargs)
+                            connect_kwargs=self.db.connect_kwargs, snapshot=snapshot)
 
 
 class TableDataset(_Base):
@@ -89,11 +91,15 @@ class TableDataset(_Base):
     on ragged rows of different shapes: pass a transform or a collate_fn).
     transform(row) is applied to each row dict.
 
-    Each process (DataLoader worker) opens its own connection.
+    Each process (DataLoader worker) opens its own connection. Processes
+    that first read at different times see the table as it is then, so on
+    a table being written to their positions may disagree: pass snapshot
+    (Database.export_snapshot()), and each process's connection holds a
+    transaction reading that snapshot for its life.
     """
 
     def __init__(self, conninfo, table, columns=None, order_by=(), block_size=256, cache_blocks=4,
-                 transform=None, connect_kwargs=None):
+                 transform=None, connect_kwargs=None, snapshot=None):
         self.conninfo = conninfo
         self.table = table
         self.columns = columns
@@ -102,6 +108,7 @@ class TableDataset(_Base):
         self.cache_blocks = int(cache_blocks)
         self.transform = transform
         self.connect_kwargs = connect_kwargs or {}
+        self.snapshot = snapshot
         self._conn = None
         self._pid = None
         self._cache = collections.OrderedDict()
@@ -131,6 +138,10 @@ class TableDataset(_Base):
         if self._conn is None or self._pid != os.getpid():
             import psycopg
             self._conn = psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
+            if self.snapshot is not None:
+                from psycopg import sql
+                self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                self._conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(self.snapshot)))
             self._pid = os.getpid()
             self._cache.clear()
         return self._conn

@@ -151,6 +151,28 @@ def test_shards_of_one_snapshot(db):
     assert e.value.sqlstate == "22023"
 
 
+def test_map_dataset_snapshot(db):
+    # A map-style dataset reading an exported snapshot: its length, its
+    # positions and every DataLoader worker's rows are the snapshot's,
+    # whatever is written meanwhile.
+    torch = pytest.importorskip("torch")
+    import psycopg
+    db.execute("DROP TABLE IF EXISTS snap_ds")
+    db.execute("CREATE TABLE snap_ds (id int PRIMARY KEY, v int)")
+    db.execute("INSERT INTO snap_ds SELECT g, g * 2 FROM generate_series(1, 500) g")
+    with db.export_snapshot() as snap:
+        db.execute("DELETE FROM snap_ds WHERE id <= 100")
+        db.execute("INSERT INTO snap_ds SELECT g, g * 2 FROM generate_series(501, 600) g")
+        ds = db.open_table("snap_ds").pytorch(columns=["id", "v"], block_size=32, snapshot=snap)
+        assert len(ds) == 500 and int(ds[0]["id"]) == 1 and int(ds[499]["v"]) == 1000
+        loader = torch.utils.data.DataLoader(ds, batch_size=50, shuffle=True, num_workers=2)
+        assert sorted(i for b in loader for i in b["id"].tolist()) == list(range(1, 501))
+    assert len(db.open_table("snap_ds").pytorch(columns=["id"])) == 500  # 101..600
+    with pytest.raises(psycopg.Error) as e:  # the exporter has ended
+        db.open_table("snap_ds").pytorch(snapshot=snap)
+    assert e.value.sqlstate == "22023"
+
+
 def test_drop_last(db, samples):
     sizes = [len(b["id"]) for b in db.dataloader(samples).batch_size(32).drop_last()]
     assert sizes == [32, 32, 32]
