@@ -252,3 +252,46 @@ func TestStreamAll(t *testing.T) {
 		t.Fatalf("%d rows, want %d", n, want)
 	}
 }
+
+// TestStreamInSnapshot streams inside a transaction block that reads an
+// exported snapshot (BEGIN; SET TRANSACTION SNAPSHOT): the rows are the
+// snapshot's, and the block goes on after the stream.
+func TestStreamInSnapshot(t *testing.T) {
+	dsn := setup(t)
+	ctx := context.Background()
+	exporter := connect(t, dsn)
+	defer exporter.Close(ctx)
+	res := exporter.Exec(ctx, "BEGIN; SELECT pg_export_snapshot()")
+	results, err := res.ReadAll()
+	if err != nil || len(results) != 2 || len(results[1].Rows) != 1 {
+		t.Fatalf("export: %v", err)
+	}
+	snap := string(results[1].Rows[0][0])
+	other := connect(t, dsn)
+	defer other.Close(ctx)
+	if err := other.Exec(ctx, "DELETE FROM samples WHERE id <= 50").Close(); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, dsn)
+	defer conn.Close(ctx)
+	if err := conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT '"+snap+"'").Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := stream.Stream(ctx, conn, "samples", stream.Options{BatchSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s.Next() {
+		n += s.Batch().Rows
+	}
+	if err := s.Err(); err != nil || n != rows {
+		t.Fatalf("%d rows in the snapshot, want %d: %v", n, rows, err)
+	}
+	if conn.TxStatus() != 'T' {
+		t.Fatalf("transaction status %q after the stream", conn.TxStatus())
+	}
+	if err := conn.Exec(ctx, "COMMIT").Close(); err != nil {
+		t.Fatal(err)
+	}
+}
