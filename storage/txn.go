@@ -36,7 +36,7 @@ type Txn struct {
 	// exported or imported); exports are the identifiers this txn gave it.
 	shared  *sharedSnap
 	exports []string
-	tables   map[uint64]*txnTable
+	tables  map[uint64]*txnTable
 	// pk holds the primary key entries this txn wrote, by full key.
 	pk map[string]pkEntry
 	// checkedAt is the commit sequence seen before the first primary key
