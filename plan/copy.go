@@ -112,4 +112,7 @@ type TensorOptions struct {
 	StartBatch  int64
 	// Version reads the table as of that version (0: the snapshot).
 	Version uint64
+	// Epoch names the snapshot the statements of one epoch share ("":
+	// the statement's own).
+	Epoch string
 }

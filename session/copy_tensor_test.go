@@ -1044,3 +1044,86 @@ func TestShardsOfOneSnapshot(t *testing.T) {
 		t.Fatalf("import after the exporter's end: %v", err)
 	}
 }
+
+// TestShardsOfOneEpoch: shards that name one EPOCH read one snapshot, taken
+// by the first of them, with no transaction held open by anyone: writes and
+// flushes between the shards' statements change the table's row groups, and
+// without the epoch the shards would overlap and miss rows.
+func TestShardsOfOneEpoch(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := NewEngine(db, nil)
+	a := eng.NewSession("u", "d")
+	mustRun(t, a, "CREATE TABLE e (id bigint)", "")
+	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(0, 29999) g", "INSERT 0 30000")
+	flushAll(t, db)
+	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(30000, 39999) g", "INSERT 0 10000") // buffered
+	shards := func(epoch string, world int, between func(rank int)) []int {
+		t.Helper()
+		seen := make([]int, 50000)
+		for rank := range world {
+			between(rank)
+			s := eng.NewSession("u", "d")
+			opt := ""
+			if epoch != "" {
+				opt = ", EPOCH '" + epoch + "'"
+			}
+			for _, v := range copyIDs(t, s, fmt.Sprintf("COPY e TO STDOUT WITH (FORMAT tensor, SHUFFLE true, SEED 4, SHARD '%d/%d'%s)", rank, world, opt)) {
+				seen[v]++
+			}
+		}
+		return seen
+	}
+	next := 40000
+	write := func(int) {
+		// The buffered rows move into a fragment, and more rows come: the
+		// groups of the latest snapshot differ from the last statement's.
+		mustRun(t, eng.NewSession("u", "d"), fmt.Sprintf("INSERT INTO e VALUES (%d)", next), "INSERT 0 1")
+		next++
+		flushAll(t, db)
+	}
+	seen := shards("run1:0", 3, write)
+	for v, k := range seen {
+		if v <= 40000 && k != 1 || v > 40000 && k != 0 {
+			t.Fatalf("epoch run1:0: row %d sent %d times (rows past 40000 came after its first statement)", v, k)
+		}
+	}
+	// The next epoch's key takes a new snapshot: the rows written during
+	// the last epoch are in it.
+	seen = shards("run1:1", 2, func(int) {})
+	for v, k := range seen[:next] {
+		if k != 1 {
+			t.Fatalf("epoch run1:1: row %d sent %d times", v, k)
+		}
+	}
+	// The same steps without an epoch: the shards do not partition the
+	// rows (what this option is for).
+	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(45000, 49999) g", "INSERT 0 5000") // buffered
+	seen = shards("", 3, write)
+	bad := 0
+	for v := range 45000 {
+		if seen[v] != 1 {
+			bad++
+		}
+	}
+	if bad == 0 {
+		t.Fatal("without EPOCH the shards still partitioned the rows: the test no longer shows what EPOCH does")
+	}
+
+	// EPOCH comes first in a transaction block; as its first statement it
+	// reads the epoch's snapshot, which then holds for the block.
+	s := eng.NewSession("u", "d")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	n0 := len(copyIDs(t, s, "COPY e TO STDOUT WITH (FORMAT tensor, EPOCH 'run1:0')"))
+	mustRun(t, s, "COMMIT", "COMMIT")
+	if n0 != 40001 {
+		t.Fatalf("epoch run1:0 in a block: %d rows, want 40001", n0)
+	}
+	mustRun(t, s, "BEGIN", "BEGIN")
+	mustRun(t, s, "SELECT count(*) FROM e", "")
+	wantCode(t, s, "COPY e TO STDOUT WITH (FORMAT tensor, EPOCH 'run1:0')", pgerror.ActiveSQLTransaction)
+	mustRun(t, s, "ROLLBACK", "ROLLBACK")
+}

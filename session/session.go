@@ -331,6 +331,11 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 		return err
 	}
 	n.Query = planner.Optimize(n.Query)
+	if key := n.Options.Tensor.Epoch; key != "" {
+		if err := s.ensureTxn().ReadEpoch(key); err != nil {
+			return err
+		}
+	}
 	ct, err := exec.NewCopyTo(s.env(ctx), n)
 	if err != nil {
 		return err

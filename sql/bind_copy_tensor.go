@@ -7,6 +7,7 @@ import (
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 )
 
 // tensorOptions validates the options of FORMAT tensor
@@ -65,6 +66,12 @@ func tensorOptions(opts plan.CopyOptions, list []Option, seen map[string]bool) (
 			}
 		case "shard":
 			t.Rank, t.World, err = tensorShard(o)
+		case "epoch":
+			if !o.HasValue || o.Value == "" || len(o.Value) > storage.MaxEpochKey {
+				return opts, pgerror.Newf(pgerror.InvalidParameterValue, "invalid value for EPOCH: \"%s\"", o.Value).
+					WithHint("EPOCH takes a key of 1 to %d bytes that the statements of one epoch share.", storage.MaxEpochKey)
+			}
+			t.Epoch = o.Value
 		case "version":
 			var v int64
 			v, err = tensorInt(o, 1, math.MaxInt64)

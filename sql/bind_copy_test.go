@@ -148,6 +148,10 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t TO STDOUT (FORMAT tensor, VERSION 'x')", "22023", `invalid value for VERSION: "x"`},
 		{"COPY t TO STDOUT (FORMAT tensor, VERSION 0)", "22023", "VERSION 0 is out of range (1 to 9223372036854775807)"},
 		{"COPY t TO STDOUT (FORMAT tensor, SHUFFLE_BUFFER 0)", "22023", "SHUFFLE_BUFFER 0 is out of range (1 to 16777216)"},
+		{"COPY t TO STDOUT (FORMAT tensor, EPOCH '')", "22023", `invalid value for EPOCH: ""`},
+		{"COPY t TO STDOUT (FORMAT tensor, EPOCH)", "22023", `invalid value for EPOCH: ""`},
+		{"COPY t TO STDOUT (FORMAT tensor, EPOCH '" + strings.Repeat("k", 257) + "')", "22023", `invalid value for EPOCH: "` + strings.Repeat("k", 257) + `"`},
+		{"COPY t TO STDOUT (FORMAT csv, EPOCH 'e')", "0A000", "COPY EPOCH available only with FORMAT tensor"},
 		{"COPY t TO STDOUT (HEADER match)", "0A000", `cannot use "match" with HEADER in COPY TO`},
 		{"COPY t TO STDOUT (FORCE_QUOTE (a))", "0A000", "COPY force quote available only in CSV mode"},
 		{"COPY t FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", "0A000", "option FORCE_QUOTE with a column list is not supported yet"},
@@ -177,6 +181,7 @@ func TestTensorOptions(t *testing.T) {
 		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE 'exact', SEED -1, DROP_LAST)":    {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Shuffle: plan.ShuffleExact, Seed: 1<<64 - 1, SeedSet: true, DropLast: true},
 		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1, SeedSet: true},
 		"COPY t TO STDOUT (FORMAT tensor, VERSION '12')":                           {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Version: 12},
+		"COPY t TO STDOUT (FORMAT tensor, EPOCH 'run7:3')":                         {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Epoch: "run7:3"},
 	} {
 		ps, err := Parse(q)
 		if err != nil {

@@ -55,6 +55,10 @@ type Options struct {
 	// its rows (above 256 KiB only while the cache has room for it); 0
 	// means DefaultWholeChunkFetch, negative always ranges.
 	WholeChunkFetch int64
+	// EpochLinger is how long an epoch's snapshot (Txn.ReadEpoch) is kept
+	// after the last transaction reading it ended; 0 means
+	// DefaultEpochLinger.
+	EpochLinger time.Duration
 }
 
 // DefaultWholeChunkFetch is Options.WholeChunkFetch's default.
@@ -93,6 +97,10 @@ type DB struct {
 	// numbers them.
 	exported  map[string]*sharedSnap
 	exportSeq uint64
+	// epochs holds the epochs' snapshots (Txn.ReadEpoch) by key, under
+	// commitMu; epochLinger is how long one is kept unread.
+	epochs      map[string]*epochSnap
+	epochLinger time.Duration
 	// pkSeq counts commits that wrote primary key entries.
 	pkSeq atomic.Uint64
 	// inflight holds the fragments being written by open transactions.
@@ -217,6 +225,10 @@ func Open(opts Options) (*DB, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	db.epochLinger = opts.EpochLinger
+	if db.epochLinger <= 0 {
+		db.epochLinger = DefaultEpochLinger
+	}
 	if err := db.loadCatalog(); err != nil {
 		_ = kv.Close()
 		return nil, err
@@ -236,6 +248,7 @@ func (db *DB) Close() error {
 	close(db.stop)
 	<-db.done
 	db.bg.Wait()
+	db.closeEpochs()
 	db.saveIndexes()
 	if err := db.releaseCounters(); err != nil {
 		db.log.Warn("storage: keeping reserved counter blocks", "err", err)

@@ -15,6 +15,8 @@ type sharedSnap struct {
 	snap *pebble.Snapshot
 	seq  uint64
 	refs int
+	// epoch is set when the snapshot is an epoch's (Txn.ReadEpoch).
+	epoch *epochSnap
 }
 
 // ExportSnapshot makes the txn's snapshot one that other transactions can
@@ -59,8 +61,13 @@ func (txn *Txn) ImportSnapshot(id string) error {
 	if !ok {
 		return pgerror.Newf(pgerror.InvalidParameterValue, "invalid snapshot identifier: \"%s\"", id)
 	}
+	txn.join(s)
+	return nil
+}
+
+// join makes the txn read s. The caller holds commitMu.
+func (txn *Txn) join(s *sharedSnap) {
 	s.refs++
 	txn.snap, txn.shared, txn.beginSeq = s.snap, s, s.seq
-	db.openTxns[txn] = s.seq
-	return nil
+	txn.db.openTxns[txn] = s.seq
 }

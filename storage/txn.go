@@ -132,6 +132,7 @@ func (txn *Txn) release() {
 		if s := txn.shared; s != nil {
 			s.refs--
 			last = s.refs == 0
+			db.epochReleased(s)
 		}
 		db.commitMu.Unlock()
 		if last {

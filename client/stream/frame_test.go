@@ -284,6 +284,7 @@ func TestCopySQL(t *testing.T) {
 		{"select a from t;", Options{BatchSize: 64, Shuffle: true, Seed: 7, Rank: 1, World: 4, DropLast: true, ShuffleBuffer: 100, StartBatch: 3},
 			"COPY (select a from t) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 64, SHUFFLE true, SEED 7, SHUFFLE_BUFFER 100, SHARD '1/4', DROP_LAST true, START_BATCH 3)"},
 		{"WITH x AS (SELECT 1) SELECT * FROM x", Options{ExactShuffle: true}, "COPY (WITH x AS (SELECT 1) SELECT * FROM x) TO STDOUT WITH (FORMAT tensor, SHUFFLE 'exact')"},
+		{"t", Options{Version: "3", Epoch: "run 'x':2"}, "COPY t TO STDOUT WITH (FORMAT tensor, VERSION '3', EPOCH 'run ''x'':2')"},
 	} {
 		got, err := CopySQL(tc.q, tc.o)
 		if err != nil || got != tc.want {

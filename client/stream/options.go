@@ -31,6 +31,13 @@ type Options struct {
 	StartBatch int64
 	// Version reads the table as of a version (empty: the current one).
 	Version string
+	// Epoch names the snapshot the shards of one epoch share (EPOCH): every
+	// statement naming the same key reads the database as the first of them
+	// did, so that ranks and workers that cannot pass each other a snapshot
+	// identifier still partition one view of a table that is being written
+	// to. Use a key new to each epoch of each run, such as
+	// "<run id>:<epoch>". Empty: each statement reads its own snapshot.
+	Epoch string
 }
 
 // CopySQL returns the COPY statement that streams query with opts. query is
@@ -80,6 +87,9 @@ func CopySQL(query string, opts Options) (string, error) {
 	}
 	if opts.Version != "" {
 		sb.WriteString(", VERSION '" + strings.ReplaceAll(opts.Version, "'", "''") + "'")
+	}
+	if opts.Epoch != "" {
+		sb.WriteString(", EPOCH '" + strings.ReplaceAll(opts.Epoch, "'", "''") + "'")
 	}
 	sb.WriteString(")")
 	return sb.String(), nil

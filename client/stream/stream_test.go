@@ -295,3 +295,31 @@ func TestStreamInSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStreamEpoch: two shards of one epoch, streamed on two connections
+// with a DELETE between them, partition the rows of the first's snapshot.
+func TestStreamEpoch(t *testing.T) {
+	dsn := setup(t)
+	ctx := context.Background()
+	first, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 16, Shuffle: true, Seed: 3, Rank: 0, World: 2, Epoch: "run 'a':0"})
+	other := connect(t, dsn)
+	defer other.Close(ctx)
+	if err := other.Exec(ctx, "DELETE FROM samples WHERE id % 2 = 0").Close(); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := ids(t, dsn, "samples", stream.Options{BatchSize: 16, Shuffle: true, Seed: 3, Rank: 1, World: 2, Epoch: "run 'a':0"})
+	seen := make(map[int32]int)
+	for _, v := range append(first, second...) {
+		seen[v]++
+	}
+	for id := int32(1); id <= rows; id++ {
+		if seen[id] != 1 {
+			t.Fatalf("row %d sent %d times by the epoch's shards (%d + %d rows)", id, seen[id], len(first), len(second))
+		}
+	}
+	// A new epoch reads the table as it is now.
+	now, _ := ids(t, dsn, "samples", stream.Options{Epoch: "run 'a':1"})
+	if len(now) != rows/2 {
+		t.Fatalf("the next epoch read %d rows, want %d", len(now), rows/2)
+	}
+}
