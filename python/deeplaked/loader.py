@@ -1,7 +1,9 @@
 """The streaming loader: an IterableDataset over the tensor stream."""
 
 import copy
+import hashlib
 import re
+import secrets
 
 import numpy as np
 
@@ -31,7 +33,7 @@ def is_query(source):
 
 
 def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=None,
-             shard=None, drop_last=False, start_batch=None):
+             shard=None, drop_last=False, start_batch=None, epoch=None):
     """The COPY statement that streams source (a table name or a query)."""
     source = source.strip().rstrip(";").strip()
     target = "(%s)" % source if is_query(source) else source
@@ -56,6 +58,8 @@ def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=N
         opts.append("DROP_LAST true")
     if start_batch:
         opts.append("START_BATCH %d" % int(start_batch))
+    if epoch:
+        opts.append("EPOCH '%s'" % str(epoch).replace("'", "''"))
     return "COPY %s TO STDOUT WITH (%s)" % (target, ", ".join(opts))
 
 
@@ -100,6 +104,7 @@ class DataLoader(_Base):
     per epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
     .shard(rank, world_size), .drop_last(), .start_batch(n), .with_validity(),
     .snapshot(id), .to_numpy(), .to_torch(device="cpu", pin_memory=False).
+    .set_epoch(epoch) sets the epoch in place, as DistributedSampler's does.
 
     Iterating yields one dict per batch: column name → torch.Tensor (after
     .to_torch()) or numpy array, shape [rows, *dims]. Ragged columns give a
@@ -113,6 +118,12 @@ class DataLoader(_Base):
     so workers never repeat a row. global_rank and world_size come from
     .shard(...) or, when unset, from torch.distributed when it is
     initialized.
+
+    The statements of one epoch's shards read one snapshot of the database
+    (the server's EPOCH option), so they partition the same rows even when
+    the table is written to meanwhile: the workers of one DataLoader agree
+    on it by themselves; ranks agree once every rank calls .set_epoch(e)
+    at each epoch's start (with the same seed, or none).
     """
 
     def __init__(self, db, source):
@@ -135,6 +146,11 @@ class DataLoader(_Base):
         self._mode = "numpy"
         self._device = None
         self._pin = False
+        self._epoch = None
+        # _nonce tells this loader's epochs from other loaders' (and runs')
+        # on the server; _iters counts this process's epochs.
+        self._nonce = secrets.token_hex(8)
+        self._iters = 0
 
     def _with(self, **kw):
         c = copy.copy(self)
@@ -180,6 +196,15 @@ class DataLoader(_Base):
         exporter's transaction is open."""
         return self._with(snapshot=str(snapshot_id))
 
+    def set_epoch(self, epoch):
+        """Set the epoch, in place (as DistributedSampler.set_epoch): call
+        it on every rank at each epoch's start. The shuffle's seed becomes
+        seed + epoch (seed 0 when none is given), so each epoch has a new
+        order that every rank agrees on, and the shards of all ranks and
+        workers of the epoch read one snapshot of the database."""
+        self._epoch = int(epoch)
+        return self
+
     def to_numpy(self):
         return self._with(mode="numpy", device=None, pin=False)
 
@@ -207,36 +232,75 @@ class DataLoader(_Base):
             sql += " WHERE " + " AND ".join("(%s)" % f for f in self._filter)
         return sql
 
-    def _shard_for_worker(self):
-        rank, world = self._shard if self._shard is not None else (0, 1)
-        if self._shard is None and torch is not None:
+    def _rank_world(self):
+        """This process's rank and the number of ranks: .shard(...), else
+        torch.distributed's when it is initialized, else (0, 1)."""
+        if self._shard is not None:
+            return self._shard
+        if torch is not None:
             dist = torch.distributed
             if dist.is_available() and dist.is_initialized():
-                rank, world = dist.get_rank(), dist.get_world_size()
+                return dist.get_rank(), dist.get_world_size()
+        return 0, 1
+
+    def _worker(self):
+        """torch's WorkerInfo in a DataLoader worker of several, else None."""
         info = torch.utils.data.get_worker_info() if torch is not None else None
-        if info is not None and info.num_workers > 1:
+        return info if info is not None and info.num_workers > 1 else None
+
+    def _shard_for_worker(self):
+        rank, world = self._rank_world()
+        info = self._worker()
+        if info is not None:
             rank, world = rank * info.num_workers + info.id, world * info.num_workers
         return rank, world
 
     def _epoch_seed(self):
-        """The seed of this process's statement: the one given; else, in a
+        """The seed of this process's statement: the one given, plus the
+        epoch after .set_epoch(); else, with several ranks, the epoch (0
+        without .set_epoch()), which every rank knows; else, in a
         DataLoader worker of several, the base seed torch draws for the
-        epoch (the same in every worker, a new one each epoch), so that the
-        workers' shards agree on one order (random() in the query draws
-        from SEED as well) and each epoch reshuffles; else None."""
-        if self._seed is not None or torch is None:
-            return self._seed
-        info = torch.utils.data.get_worker_info()
-        if info is None or info.num_workers < 2:
+        epoch (the same in every worker of one rank), plus the worker's
+        count of epochs (persistent workers keep their base seed); else
+        the epoch, or None. The workers' and ranks' shards so agree on one
+        order (random() in the query draws from SEED as well)."""
+        epoch = self._epoch or 0
+        if self._seed is not None:
+            return (self._seed + epoch) % (1 << 64)
+        if self._rank_world()[1] > 1:
+            return epoch
+        info = self._worker()
+        if info is not None:
+            return (info.seed - info.id + max(self._iters - 1, 0)) % (1 << 63)
+        return self._epoch
+
+    def _epoch_key(self, seed, shard):
+        """The EPOCH key of this process's statement, shared by every shard
+        of the epoch, or None when the stream is not sharded (or reads an
+        exported snapshot). After .set_epoch(), the key is a digest of what
+        all ranks' loaders share (the query, options, seed and epoch);
+        without it, workers of one rank use the loader's nonce, the base
+        seed torch drew for the epoch and their count of epochs."""
+        if self._snapshot is not None or shard[1] < 2:
             return None
-        return (info.seed - info.id) % (1 << 63)
+        if self._epoch is not None:
+            h = hashlib.sha256(repr((self.query(), self._batch_size, self._shuffle, seed,
+                                     self._rank_world()[1], self._epoch)).encode())
+            return "deeplaked:" + h.hexdigest()[:32]
+        info = self._worker()
+        if info is None:  # ranks without .set_epoch(): none shared
+            return None
+        if self._rank_world()[1] > 1:
+            return None
+        return "deeplaked:%s:%d:%d" % (self._nonce, info.seed - info.id, self._iters)
 
     def sql(self):
         """The COPY statement this process (or DataLoader worker) runs."""
+        seed, shard = self._epoch_seed(), self._shard_for_worker()
         return copy_sql(self.query(), batch_size=self._batch_size, shuffle=self._shuffle,
-                        seed=self._epoch_seed(), shuffle_buffer=self._shuffle_buffer,
-                        shard=self._shard_for_worker(), drop_last=self._drop_last,
-                        start_batch=self._start_batch)
+                        seed=seed, shuffle_buffer=self._shuffle_buffer,
+                        shard=shard, drop_last=self._drop_last,
+                        start_batch=self._start_batch, epoch=self._epoch_key(seed, shard))
 
     def frames(self):
         """Yield the parsed frames (deeplaked.frame.Frame) of one epoch."""
@@ -253,6 +317,7 @@ class DataLoader(_Base):
             conn.close()  # ends the snapshot's transaction, if any
 
     def __iter__(self):
+        self._iters += 1
         for frame in self.frames():
             out = {}
             for name, col in frame.columns.items():

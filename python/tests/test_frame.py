@@ -108,3 +108,27 @@ def test_sql_building():
     q = DataLoader(None, "SELECT a FROM t ORDER BY RANDOM()").batch_size(8)
     assert q.sql() == "COPY (SELECT a FROM t ORDER BY RANDOM()) TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 8)"
     assert q.filter("a > 1").query() == "SELECT * FROM (SELECT a FROM t ORDER BY RANDOM()) AS q WHERE (a > 1)"
+
+
+def test_set_epoch_sql():
+    # set_epoch (in place): the seed is seed + epoch, and a sharded
+    # statement names an EPOCH key that every rank's loader computes alike
+    # (and that differs by epoch).
+    from deeplaked.loader import DataLoader, copy_sql
+    ranks = [DataLoader(None, "t").batch_size(8).shuffle(True, seed=7).shard(r, 2) for r in range(2)]
+    assert "EPOCH" not in ranks[0].sql()  # ranks without set_epoch share no key
+    assert ranks[0].set_epoch(3) is ranks[0]
+    ranks[1].set_epoch(3)
+    sqls = [l.sql() for l in ranks]
+    assert "SEED 10, SHARD '0/2'" in sqls[0] and "SEED 10, SHARD '1/2'" in sqls[1]
+    keys = [s[s.index("EPOCH '"):] for s in sqls]
+    assert keys[0] == keys[1] and keys[0].startswith("EPOCH 'deeplaked:")
+    ranks[0].set_epoch(4)
+    assert "SEED 11" in ranks[0].sql() and keys[0] not in ranks[0].sql()
+    # Unsharded: no key; with no seed the epoch seeds the shuffle.
+    one = DataLoader(None, "t").shuffle(True).set_epoch(2)
+    assert one.sql() == "COPY t TO STDOUT WITH (FORMAT tensor, SHUFFLE true, SEED 2)"
+    # Ranks without a seed shuffle with the epoch (0 before set_epoch), not
+    # with a seed of their own.
+    assert "SEED 0, SHARD '1/2'" in DataLoader(None, "t").shuffle(True).shard(1, 2).sql()
+    assert copy_sql("t", epoch="it's") == "COPY t TO STDOUT WITH (FORMAT tensor, EPOCH 'it''s')"

@@ -151,6 +151,76 @@ def test_shards_of_one_snapshot(db):
     assert e.value.sqlstate == "22023"
 
 
+def _write_before_stream(worker_id):
+    # A DataLoader worker_init_fn: worker k > 0 waits k * 1.5 s (worker 0
+    # has started its statement by then), then inserts a row and VACUUMs
+    # (flushing the buffered rows into a fragment) before its own
+    # statement: the latest snapshot's row groups differ from worker 0's.
+    if worker_id == 0:
+        return
+    import psycopg
+    time.sleep(1.5 * worker_id)
+    with psycopg.connect(DSN, autocommit=True) as c:
+        c.execute("INSERT INTO epoch_w VALUES (%d)" % (50000 + worker_id))
+        c.execute("VACUUM epoch_w")
+
+
+def test_workers_share_epoch_snapshot(db):
+    # DataLoader workers name one EPOCH by themselves: they partition the
+    # rows of the snapshot the first of them read, while the table is
+    # written to and flushed between their statements.
+    torch = pytest.importorskip("torch")
+    db.execute("DROP TABLE IF EXISTS epoch_w")
+    db.execute("CREATE TABLE epoch_w (id int)")
+    db.execute("INSERT INTO epoch_w SELECT g FROM generate_series(1, 30000) g")
+    db.execute("VACUUM epoch_w")
+    db.execute("INSERT INTO epoch_w SELECT g FROM generate_series(30001, 30050) g")  # buffered
+    loader = db.dataloader("epoch_w").batch_size(1000).shuffle(True).to_torch()
+    dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=3, worker_init_fn=_write_before_stream)
+    assert sorted(ids(dl)) == list(range(1, 30051))
+    # The next epoch reads a new snapshot, with the rows written meanwhile.
+    dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=2)
+    assert sorted(ids(dl)) == list(range(1, 30051)) + [50001, 50002]
+
+
+def test_ranks_share_epoch_with_set_epoch(db):
+    # Ranks (here: three loaders in turn) that call set_epoch(e) read one
+    # snapshot per epoch, whatever is written between their statements,
+    # and each epoch has its own order.
+    db.execute("DROP TABLE IF EXISTS epoch_r")
+    db.execute("CREATE TABLE epoch_r (id int)")
+    db.execute("INSERT INTO epoch_r SELECT g FROM generate_series(1, 30000) g")
+    db.execute("VACUUM epoch_r")
+    db.execute("INSERT INTO epoch_r SELECT g FROM generate_series(30001, 30050) g")  # buffered
+    ranks = [db.dataloader("epoch_r").batch_size(1000).shuffle(True, seed=9).shard(r, 3) for r in range(3)]
+    want = list(range(1, 30051))
+    orders = []
+    for epoch in range(2):
+        parts = []
+        for r, loader in enumerate(ranks):
+            loader.set_epoch(epoch)
+            if r > 0:
+                db.execute("INSERT INTO epoch_r VALUES (%d)" % (40000 + 10 * epoch + r))
+                db.execute("VACUUM epoch_r")
+            parts.append(ids(loader))
+        assert sorted(i for p in parts for i in p) == want
+        orders.append(parts[0])
+        want = sorted(want + [40000 + 10 * epoch + r for r in (1, 2)])
+    assert orders[0] != orders[1]
+
+
+def test_persistent_workers_reshuffle(db, samples):
+    # Persistent workers keep torch's base seed across epochs; each epoch
+    # still has a new order, and every epoch is a partition.
+    torch = pytest.importorskip("torch")
+    loader = db.dataloader(samples).columns(["id"]).batch_size(8).shuffle(True).to_torch()
+    dl = torch.utils.data.DataLoader(loader, batch_size=None, num_workers=2, persistent_workers=True)
+    epochs = [ids(dl) for _ in range(3)]
+    for got in epochs:
+        assert sorted(got) == list(range(1, ROWS + 1))
+    assert epochs[0] != epochs[1] and epochs[1] != epochs[2]
+
+
 def test_map_dataset_snapshot(db):
     # A map-style dataset reading an exported snapshot: its length, its
     # positions and every DataLoader worker's rows are the snapshot's,
