@@ -27,9 +27,11 @@
 // answer: a ParameterStatus or a notice during the stream does not reach
 // it, and its TxStatus is the one from before the stream.
 //
-// The stream may run inside a transaction block: shards of one epoch that
-// must agree on a table being written to each run BEGIN ISOLATION LEVEL
-// REPEATABLE READ; SET TRANSACTION SNAPSHOT 'id' on their connection
+// Shards of one epoch that must agree on a table being written to read
+// one snapshot: each names the epoch (Options.Epoch, the server's EPOCH
+// option), and the first statement's snapshot is the others'. Or the
+// stream runs inside a transaction block: each shard's connection runs
+// BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT 'id'
 // first, id from one session's SELECT pg_export_snapshot() (docs/sql.md).
 //
 // NB: a Batch and every slice taken from it are borrowed: they are valid
