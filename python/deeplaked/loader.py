@@ -147,6 +147,10 @@ class DataLoader(_Base):
         self._device = None
         self._pin = False
         self._epoch = None
+        # _epoch_shared holds the epoch in shared memory once set_epoch is
+        # called, so that persistent DataLoader workers (forked or spawned
+        # before later calls) read the main process's current epoch.
+        self._epoch_shared = None
         # _nonce tells this loader's epochs from other loaders' (and runs')
         # on the server; _iters counts this process's epochs.
         self._nonce = secrets.token_hex(8)
@@ -155,6 +159,7 @@ class DataLoader(_Base):
     def _with(self, **kw):
         c = copy.copy(self)
         c._filter = list(self._filter)
+        c._epoch, c._epoch_shared = self._current_epoch(), None
         for k, v in kw.items():
             setattr(c, "_" + k, v)
         return c
@@ -198,12 +203,27 @@ class DataLoader(_Base):
 
     def set_epoch(self, epoch):
         """Set the epoch, in place (as DistributedSampler.set_epoch): call
-        it on every rank at each epoch's start. The shuffle's seed becomes
+        it on every rank at each epoch's start, the first time before the
+        DataLoader's first epoch (persistent workers then see the later
+        calls). The shuffle's seed becomes
         seed + epoch (seed 0 when none is given), so each epoch has a new
         order that every rank agrees on, and the shards of all ranks and
         workers of the epoch read one snapshot of the database."""
         self._epoch = int(epoch)
+        if torch is not None:
+            if self._epoch_shared is None:
+                self._epoch_shared = torch.tensor([self._epoch], dtype=torch.int64).share_memory_()
+            else:
+                self._epoch_shared[0] = self._epoch
         return self
+
+    def _current_epoch(self):
+        """The epoch set_epoch last set, in whichever process it was called
+        (persistent DataLoader workers share it with the main process once
+        it was set before they started), or None."""
+        if self._epoch_shared is not None:
+            return int(self._epoch_shared[0])
+        return self._epoch
 
     def to_numpy(self):
         return self._with(mode="numpy", device=None, pin=False)
@@ -264,7 +284,7 @@ class DataLoader(_Base):
         count of epochs (persistent workers keep their base seed); else
         the epoch, or None. The workers' and ranks' shards so agree on one
         order (random() in the query draws from SEED as well)."""
-        epoch = self._epoch or 0
+        epoch = self._current_epoch() or 0
         if self._seed is not None:
             return (self._seed + epoch) % (1 << 64)
         if self._rank_world()[1] > 1:
@@ -272,27 +292,29 @@ class DataLoader(_Base):
         info = self._worker()
         if info is not None:
             return (info.seed - info.id + max(self._iters - 1, 0)) % (1 << 63)
-        return self._epoch
+        return self._current_epoch()
 
     def _epoch_key(self, seed, shard):
         """The EPOCH key of this process's statement, shared by every shard
         of the epoch, or None when the stream is not sharded (or reads an
-        exported snapshot). After .set_epoch(), the key is a digest of what
-        all ranks' loaders share (the query, options, seed and epoch);
-        without it, workers of one rank use the loader's nonce, the base
-        seed torch drew for the epoch and their count of epochs."""
+        exported snapshot). Ranks agree on a key only after .set_epoch():
+        a digest of what all ranks' loaders share (the query, options,
+        seed, world size and epoch). The workers of one rank use the
+        loader's nonce, the base seed torch drew for them and their count
+        of epochs (and the epoch, if set)."""
         if self._snapshot is not None or shard[1] < 2:
             return None
-        if self._epoch is not None:
+        epoch = self._current_epoch()
+        if self._rank_world()[1] > 1:
+            if epoch is None:
+                return None
             h = hashlib.sha256(repr((self.query(), self._batch_size, self._shuffle, seed,
-                                     self._rank_world()[1], self._epoch)).encode())
+                                     self._rank_world()[1], epoch)).encode())
             return "deeplaked:" + h.hexdigest()[:32]
         info = self._worker()
-        if info is None:  # ranks without .set_epoch(): none shared
+        if info is None:
             return None
-        if self._rank_world()[1] > 1:
-            return None
-        return "deeplaked:%s:%d:%d" % (self._nonce, info.seed - info.id, self._iters)
+        return "deeplaked:%s:%d:%d:%s" % (self._nonce, info.seed - info.id, self._iters, epoch)
 
     def sql(self):
         """The COPY statement this process (or DataLoader worker) runs."""

@@ -221,6 +221,26 @@ def test_persistent_workers_reshuffle(db, samples):
     assert epochs[0] != epochs[1] and epochs[1] != epochs[2]
 
 
+def test_persistent_workers_set_epoch(db, samples):
+    # set_epoch reaches persistent workers: epoch e's stream is the one
+    # fresh workers read after set_epoch(e) (seed + e), not epoch 0's.
+    torch = pytest.importorskip("torch")
+
+    def loader():
+        return db.dataloader(samples).columns(["id"]).batch_size(8).shuffle(True, seed=11).to_torch()
+    persistent = loader()
+    dl = torch.utils.data.DataLoader(persistent, batch_size=None, num_workers=2, persistent_workers=True)
+    got = []
+    for epoch in range(3):
+        persistent.set_epoch(epoch)
+        got.append(ids(dl))
+    for epoch in range(3):
+        fresh = loader().set_epoch(epoch)
+        assert got[epoch] == ids(torch.utils.data.DataLoader(fresh, batch_size=None, num_workers=2))
+        assert sorted(got[epoch]) == list(range(1, ROWS + 1))
+    assert got[0] != got[1] and got[1] != got[2]
+
+
 def test_map_dataset_snapshot(db):
     # A map-style dataset reading an exported snapshot: its length, its
     # positions and every DataLoader worker's rows are the snapshot's,
