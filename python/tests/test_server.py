@@ -85,6 +85,22 @@ def test_stream_torch(db, samples):
     assert b["b"].dtype == torch.bfloat16 and b["b"][0].tolist() == [1.5, 2.0]
 
 
+def test_to_cuda(db, samples):
+    # The stream placed on a CUDA device from pinned host memory: the same
+    # values as on the CPU, every fixed column on the device.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine: the device placement is not exercised")
+    cols = ["id", "embedding", "t", "b", "label"]
+    cpu = list(db.dataloader(samples).columns(cols).batch_size(16).to_torch())
+    gpu = list(db.dataloader(samples).columns(cols).batch_size(16).to_torch(device="cuda", pin_memory=True))
+    assert len(cpu) == len(gpu)
+    for c, g in zip(cpu, gpu):
+        for name in cols:
+            assert g[name].device.type == "cuda" and g[name].dtype == c[name].dtype
+            assert torch.equal(g[name].cpu(), c[name])
+
+
 def test_curated_query(db, samples):
     pytest.importorskip("torch")
     curated = db.dataloader("SELECT embedding, image, label FROM samples WHERE metadata->>'quality' = 'high' "
