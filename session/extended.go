@@ -210,6 +210,12 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 			return p.cols, nil
 		}
 		return nil, nil
+	case *sql.CreateTableAs:
+		// No rows either; the query's parameters take their types from it.
+		if _, err := sql.BindSelect(cat, st.Query); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	case *sql.DeclareCursor:
 		// DECLARE returns no rows, but its query's parameters take their
 		// types from the query, as in PostgreSQL: pgx prepares

@@ -165,6 +165,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			}
 		}
 		return w.WriteComplete("CREATE TABLE")
+	case *sql.CreateTableAs:
+		return s.createTableAs(ctx, st, w)
 	case *sql.DropTable:
 		for _, name := range st.Names {
 			dropped, err := db.DropTable(name, st.IfExists)
@@ -300,6 +302,61 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return w.WriteComplete("DROP EXTENSION")
 	}
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
+}
+
+// createTableAs runs CREATE TABLE ... AS and SELECT ... INTO: a table with
+// the query's columns (names, types; no keys, defaults or constraints, as
+// in PostgreSQL), then, unless WITH NO DATA, an INSERT of the query's
+// rows in the statement's transaction. As CREATE TABLE, the table is made
+// at once; if the INSERT fails, it is dropped again.
+func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w ResultWriter) error {
+	db := s.eng.db
+	q, err := sql.BindSelect(s.catalog(), st.Query)
+	if err != nil {
+		return err
+	}
+	cols := q.Columns()
+	if len(st.Columns) > len(cols) {
+		return pgerror.New(pgerror.SyntaxError, "too many column names were specified")
+	}
+	ct := &sql.CreateTable{Name: st.Name, IfNotExists: st.IfNotExists, Options: st.Options}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+		if i < len(st.Columns) {
+			names[i] = st.Columns[i]
+		}
+		ct.Columns = append(ct.Columns, sql.ColumnDef{Name: names[i], Type: sql.StoredType(c.Type)})
+	}
+	desc, err := sql.BindCreateTable(s.catalog(), ct)
+	if err != nil {
+		return err
+	}
+	created, err := db.CreateTable(desc, st.IfNotExists)
+	if err != nil {
+		return err
+	}
+	if !created {
+		if err := s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
+			return err
+		}
+		return w.WriteComplete("CREATE TABLE AS")
+	}
+	if st.NoData {
+		return w.WriteComplete("CREATE TABLE AS")
+	}
+	n, err := sql.BindInsert(s.catalog(), &sql.Insert{Table: st.Name, Columns: names, Select: st.Query})
+	if err == nil {
+		n = planner.Optimize(n).(*plan.Insert)
+		var res *exec.DMLResult
+		if res, err = exec.RunInsert(s.env(ctx), n); err == nil {
+			return w.WriteComplete("SELECT " + strconv.FormatInt(res.Count, 10))
+		}
+	}
+	if _, derr := db.DropTable(st.Name, true); derr != nil {
+		s.eng.logger.Warn("session: dropping the table of a failed CREATE TABLE AS", "table", st.Name, "err", derr)
+	}
+	return err
 }
 
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a

@@ -36,6 +36,19 @@ type (
 		// Compression is the COMPRESSION clause's method, "" if none.
 		Compression string
 	}
+	// CreateTableAs is CREATE TABLE ... AS query and SELECT ... INTO.
+	CreateTableAs struct {
+		Name        string
+		IfNotExists bool
+		// Columns names the first columns (the query's names otherwise).
+		Columns []string
+		Query   *Select
+		// NoData is WITH NO DATA: the table is created empty.
+		NoData bool
+		// SelectInto is set for SELECT ... INTO.
+		SelectInto bool
+		Options    []Option
+	}
 	// DropTable is DROP TABLE.
 	DropTable struct {
 		Names    []string
@@ -345,6 +358,7 @@ const (
 )
 
 func (*CreateTable) stmt() {}
+func (*CreateTableAs) stmt() {}
 func (*DropTable) stmt()   {}
 func (*Insert) stmt()      {}
 func (*Update) stmt()      {}

@@ -736,3 +736,13 @@ func columnIndex(t *storage.TableDesc, name string) int {
 	}
 	return -1
 }
+
+// StoredType is the type of the column CREATE TABLE AS makes for a query
+// column of type t: text for an untyped literal (as PostgreSQL), t
+// otherwise.
+func StoredType(t types.Type) types.Type {
+	if t.Kind == types.Unknown {
+		return types.TypText
+	}
+	return t
+}

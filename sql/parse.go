@@ -87,7 +87,12 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 	case *pg.Node_DeleteStmt:
 		return convertDelete(s.DeleteStmt)
 	case *pg.Node_SelectStmt:
+		if into := selectInto(s.SelectStmt); into != nil {
+			return convertSelectInto(s.SelectStmt, into)
+		}
 		return convertSelect(s.SelectStmt)
+	case *pg.Node_CreateTableAsStmt:
+		return convertCreateTableAs(s.CreateTableAsStmt)
 	case *pg.Node_TransactionStmt:
 		switch s.TransactionStmt.Kind {
 		case pg.TransactionStmtKind_TRANS_STMT_BEGIN:
@@ -198,6 +203,67 @@ func convertCreate(c *pg.CreateStmt, text string) (Stmt, error) {
 	}
 	var err error
 	ct.Options, err = convertOptions(c.Options)
+	return ct, err
+}
+
+// convertCreateTableAs converts CREATE TABLE ... AS query [WITH [NO] DATA].
+func convertCreateTableAs(c *pg.CreateTableAsStmt) (Stmt, error) {
+	if c.Objtype != pg.ObjectType_OBJECT_TABLE {
+		return nil, unsupported("CREATE MATERIALIZED VIEW")
+	}
+	sel := c.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, unsupported("CREATE TABLE AS EXECUTE")
+	}
+	q, err := convertSelect(sel)
+	if err != nil {
+		return nil, err
+	}
+	return intoStmt(c.Into, q, c.IfNotExists, false)
+}
+
+// selectInto returns the INTO clause of a SELECT ... INTO: the statement's,
+// or in a set operation its leftmost query's (where the grammar puts it),
+// nil if none.
+func selectInto(s *pg.SelectStmt) *pg.IntoClause {
+	for s.IntoClause == nil && s.Larg != nil {
+		s = s.Larg
+	}
+	return s.IntoClause
+}
+
+// convertSelectInto converts SELECT ... INTO name ..., which PostgreSQL
+// runs as CREATE TABLE name AS SELECT ....
+func convertSelectInto(s *pg.SelectStmt, into *pg.IntoClause) (Stmt, error) {
+	holder := s
+	for holder.IntoClause == nil {
+		holder = holder.Larg
+	}
+	holder.IntoClause = nil // the tree is this statement's alone
+	q, err := convertSelect(s)
+	holder.IntoClause = into
+	if err != nil {
+		return nil, err
+	}
+	return intoStmt(into, q, false, true)
+}
+
+func intoStmt(into *pg.IntoClause, q *Select, ifNotExists, selectInto bool) (Stmt, error) {
+	if into == nil {
+		return nil, pgerror.New(pgerror.SyntaxError, "missing table name")
+	}
+	name, err := rangeName(into.Rel)
+	if err != nil {
+		return nil, err
+	}
+	ct := &CreateTableAs{Name: name, IfNotExists: ifNotExists, Query: q, NoData: into.SkipData, SelectInto: selectInto}
+	for _, n := range into.ColNames {
+		ct.Columns = append(ct.Columns, constText(n))
+	}
+	if into.AccessMethod != "" {
+		return nil, unsupported("CREATE TABLE ... USING")
+	}
+	ct.Options, err = convertOptions(into.Options)
 	return ct, err
 }
 

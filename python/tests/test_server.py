@@ -101,6 +101,24 @@ def test_to_cuda(db, samples):
             assert torch.equal(g[name].cpu(), c[name])
 
 
+def test_curated_table(db, samples):
+    # A curated copy made with CREATE TABLE ... AS streams as its source:
+    # the same shapes and dtypes, the rows the query kept.
+    torch = pytest.importorskip("torch")
+    db.execute("DROP TABLE IF EXISTS curated")
+    db.execute("CREATE TABLE curated AS SELECT id, embedding, t, b, label FROM samples "
+               "WHERE label IN (0, 1) AND metadata->>'quality' = 'high'")
+    db.execute("VACUUM curated")
+    batches = list(db.dataloader("curated").batch_size(8).to_torch())
+    want = [g for g in range(1, ROWS + 1) if g % 3 != 0 and g % 5 in (0, 1) and g % 2 == 0]
+    assert sorted(int(i) for b in batches for i in b["id"]) == want
+    b = batches[0]
+    assert tuple(b["embedding"].shape[1:]) == (4,) and b["embedding"].dtype == torch.float32
+    assert tuple(b["t"].shape[1:]) == (2, 2) and b["t"].dtype == torch.uint8
+    assert b["b"].dtype == torch.bfloat16
+    assert torch.equal(b["embedding"][:, 0], b["id"].float())
+
+
 def test_curated_query(db, samples):
     pytest.importorskip("torch")
     curated = db.dataloader("SELECT embedding, image, label FROM samples WHERE metadata->>'quality' = 'high' "
