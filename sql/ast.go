@@ -357,20 +357,20 @@ const (
 	LitNull
 )
 
-func (*CreateTable) stmt() {}
+func (*CreateTable) stmt()   {}
 func (*CreateTableAs) stmt() {}
-func (*DropTable) stmt()   {}
-func (*Insert) stmt()      {}
-func (*Update) stmt()      {}
-func (*Delete) stmt()      {}
-func (*Select) stmt()      {}
-func (*TxStmt) stmt()      {}
-func (*SetVar) stmt()      {}
-func (*ShowVar) stmt()     {}
-func (*Discard) stmt()     {}
-func (*SetSnapshot) stmt() {}
-func (*Copy) stmt()        {}
-func (*Vacuum) stmt()      {}
+func (*DropTable) stmt()     {}
+func (*Insert) stmt()        {}
+func (*Update) stmt()        {}
+func (*Delete) stmt()        {}
+func (*Select) stmt()        {}
+func (*TxStmt) stmt()        {}
+func (*SetVar) stmt()        {}
+func (*ShowVar) stmt()       {}
+func (*Discard) stmt()       {}
+func (*SetSnapshot) stmt()   {}
+func (*Copy) stmt()          {}
+func (*Vacuum) stmt()        {}
 
 func (*ColumnRef) expr()     {}
 func (*Literal) expr()       {}
