@@ -994,8 +994,11 @@ func TestRowIDLookups(t *testing.T) {
 // sessions, at separate times, while the table's buffered rows are
 // flushed in between: reading the snapshot one session exported
 // (pg_export_snapshot, SET TRANSACTION SNAPSHOT), they see one layout and
-// partition the rows the exporter saw.
-func TestShardsOfOneSnapshot(t *testing.T) {
+
+// shardedTable opens a database whose table e holds ids 0 to 39999, the
+// first 30000 in a fragment and the rest buffered, and returns a session.
+func shardedTable(t *testing.T) (*Engine, *storage.DB, *Session) {
+	t.Helper()
 	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
 	if err != nil {
 		t.Fatal(err)
@@ -1007,6 +1010,12 @@ func TestShardsOfOneSnapshot(t *testing.T) {
 	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(0, 29999) g", "INSERT 0 30000")
 	flushAll(t, db)
 	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(30000, 39999) g", "INSERT 0 10000") // buffered
+	return eng, db, a
+}
+
+// partition the rows the exporter saw.
+func TestShardsOfOneSnapshot(t *testing.T) {
+	eng, db, a := shardedTable(t)
 	mustRun(t, a, "BEGIN", "BEGIN")
 	out, err := run(t, a, "SELECT pg_export_snapshot()")
 	parts := strings.Split(out, "; ")
@@ -1050,17 +1059,7 @@ func TestShardsOfOneSnapshot(t *testing.T) {
 // flushes between the shards' statements change the table's row groups, and
 // without the epoch the shards would overlap and miss rows.
 func TestShardsOfOneEpoch(t *testing.T) {
-	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30, NoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng := NewEngine(db, nil)
-	a := eng.NewSession("u", "d")
-	mustRun(t, a, "CREATE TABLE e (id bigint)", "")
-	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(0, 29999) g", "INSERT 0 30000")
-	flushAll(t, db)
-	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(30000, 39999) g", "INSERT 0 10000") // buffered
+	eng, db, a := shardedTable(t)
 	shards := func(epoch string, world int, between func(rank int)) []int {
 		t.Helper()
 		seen := make([]int, 50000)

@@ -151,18 +151,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	db := s.eng.db
 	switch st := p.Stmt.(type) {
 	case *sql.CreateTable:
-		desc, err := sql.BindCreateTable(db, st)
-		if err != nil {
+		if _, err := s.createTable(st, w); err != nil {
 			return err
-		}
-		created, err := db.CreateTable(desc, st.IfNotExists)
-		if err != nil {
-			return err
-		}
-		if !created {
-			if err := s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
-				return err
-			}
 		}
 		return w.WriteComplete("CREATE TABLE")
 	case *sql.CreateTableAs:
@@ -304,6 +294,19 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }
 
+// createTable binds and creates the table st describes; with IF NOT
+// EXISTS, a table of that name is a notice and created false.
+func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (created bool, err error) {
+	desc, err := sql.BindCreateTable(s.catalog(), st)
+	if err != nil {
+		return false, err
+	}
+	if created, err = s.eng.db.CreateTable(desc, st.IfNotExists); err != nil || created {
+		return created, err
+	}
+	return false, s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name)
+}
+
 // createTableAs runs CREATE TABLE ... AS and SELECT ... INTO: a table with
 // the query's columns (names, types; no keys, defaults or constraints, as
 // in PostgreSQL), then, unless WITH NO DATA, an INSERT of the query's
@@ -328,21 +331,11 @@ func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w Re
 		}
 		ct.Columns = append(ct.Columns, sql.ColumnDef{Name: names[i], Type: sql.StoredType(c.Type)})
 	}
-	desc, err := sql.BindCreateTable(s.catalog(), ct)
+	created, err := s.createTable(ct, w)
 	if err != nil {
 		return err
 	}
-	created, err := db.CreateTable(desc, st.IfNotExists)
-	if err != nil {
-		return err
-	}
-	if !created {
-		if err := s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name); err != nil {
-			return err
-		}
-		return w.WriteComplete("CREATE TABLE AS")
-	}
-	if st.NoData {
+	if !created || st.NoData {
 		return w.WriteComplete("CREATE TABLE AS")
 	}
 	n, err := sql.BindInsert(s.catalog(), &sql.Insert{Table: st.Name, Columns: names, Select: st.Query})
