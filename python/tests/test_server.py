@@ -3,6 +3,7 @@ test/pyclient starts one); without it they are skipped."""
 
 import os
 import random
+import sys
 import time
 
 import numpy as np
@@ -241,6 +242,41 @@ def test_ranks_share_epoch_with_set_epoch(db):
         orders.append(parts[0])
         want = sorted(want + [40000 + 10 * epoch + r for r in (1, 2)])
     assert orders[0] != orders[1]
+
+
+def test_ddp_ranks(db):
+    # Two ranks under torch.distributed, two DataLoader workers each, that
+    # call set_epoch: every epoch, the four shards hold every row of the
+    # table as the epoch began exactly once, though rank 1 writes and
+    # flushes the table while rank 0 streams; each epoch has its own order.
+    import json
+    import socket
+    import subprocess
+    pytest.importorskip("torch")
+    db.execute("DROP TABLE IF EXISTS ddp_t")
+    db.execute("CREATE TABLE ddp_t (id int)")
+    db.execute("INSERT INTO ddp_t SELECT g FROM generate_series(1, 30000) g")
+    db.execute("VACUUM ddp_t")
+    db.execute("INSERT INTO ddp_t SELECT g FROM generate_series(30001, 30050) g")  # buffered
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(here)] + sys.path))
+    procs = [subprocess.Popen([sys.executable, os.path.join(here, "ddp_rank.py"), DSN, "ddp_t", str(r), "2", str(port), "2"],
+                              stdout=subprocess.PIPE, env=env) for r in range(2)]
+    outs = []
+    for p in procs:
+        stdout, _ = p.communicate(timeout=300)
+        assert p.returncode == 0
+        outs.append(json.loads(stdout.decode().strip().splitlines()[-1]))
+    want = list(range(1, 30051))
+    for epoch in range(2):
+        parts = [outs[r][epoch] for r in range(2)]
+        assert parts[0] and parts[1]
+        assert sorted(parts[0] + parts[1]) == want, "epoch %d" % epoch
+        want = sorted(want + [90000 + epoch])
+    assert outs[0][0] != outs[0][1]
 
 
 def test_persistent_workers_reshuffle(db, samples):
