@@ -48,7 +48,9 @@ class Table:
         order_by, rows are ordered by the primary key, or by the system
         column _rowid in a table without one. With snapshot (an identifier
         from Database.export_snapshot()), every process reads the table as
-        that snapshot sees it."""
+        that snapshot sees it; with snapshot=True, as it is now: the
+        dataset's connection in this process exports its snapshot and holds
+        it while the dataset lives here."""
         if order_by is None:
             try:
                 order_by = self.primary_key() or [ROWID]
@@ -95,7 +97,11 @@ class TableDataset(_Base):
     that first read at different times see the table as it is then, so on
     a table being written to their positions may disagree: pass snapshot
     (Database.export_snapshot()), and each process's connection holds a
-    transaction reading that snapshot for its life.
+    transaction reading that snapshot for its life; or snapshot=True, and
+    the connection of the process that makes the dataset exports the
+    snapshot its len() reads, held as long as that connection lives (the
+    table's old versions are kept meanwhile: make a new dataset to see
+    new rows).
     """
 
     def __init__(self, conninfo, table, columns=None, order_by=(), block_size=256, cache_blocks=4,
@@ -138,7 +144,12 @@ class TableDataset(_Base):
         if self._conn is None or self._pid != os.getpid():
             import psycopg
             self._conn = psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
-            if self.snapshot is not None:
+            if self.snapshot is True:
+                # This process's connection exports the snapshot the
+                # others (DataLoader workers) import, and holds it.
+                self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                self.snapshot = self._conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
+            elif self.snapshot is not None:
                 from psycopg import sql
                 self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 self._conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(self.snapshot)))

@@ -333,6 +333,25 @@ def test_map_dataset_snapshot(db):
     assert e.value.sqlstate == "22023"
 
 
+def test_map_dataset_own_snapshot(db):
+    # snapshot=True: the dataset exports the snapshot it was made in and
+    # holds it; its length, positions and every worker's rows are that
+    # snapshot's, whatever is written meanwhile.
+    torch = pytest.importorskip("torch")
+    db.execute("DROP TABLE IF EXISTS own_ds")
+    db.execute("CREATE TABLE own_ds (id int PRIMARY KEY, v int)")
+    db.execute("INSERT INTO own_ds SELECT g, g * 3 FROM generate_series(1, 400) g")
+    ds = db.open_table("own_ds").pytorch(columns=["id", "v"], block_size=32, snapshot=True)
+    db.execute("DELETE FROM own_ds WHERE id % 2 = 0")
+    db.execute("INSERT INTO own_ds SELECT g, g * 3 FROM generate_series(401, 500) g")
+    db.execute("VACUUM own_ds")
+    assert len(ds) == 400 and int(ds[1]["id"]) == 2 and int(ds[399]["v"]) == 1200
+    loader = torch.utils.data.DataLoader(ds, batch_size=40, shuffle=True, num_workers=2)
+    assert sorted(i for b in loader for i in b["id"].tolist()) == list(range(1, 401))
+    fresh = db.open_table("own_ds").pytorch(columns=["id"])
+    assert len(fresh) == 300
+
+
 def test_drop_last(db, samples):
     sizes = [len(b["id"]) for b in db.dataloader(samples).batch_size(32).drop_last()]
     assert sizes == [32, 32, 32]
