@@ -39,7 +39,7 @@ var comparisonByName = map[string]plan.Op{
 }
 
 var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true, "json_build_object": true,
-	"isdistinct": true}
+	"isdistinct": true, "greatest": true, "least": true, "concat": true, "concat_ws": true}
 
 func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
 	f := &funcEval{env: e, fn: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
@@ -539,6 +539,9 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		}
 		out.AppendBool(f.re.Match(f.vals[0].GetBytes(i)))
 	default:
+		if ok, err := f.scalar(i); ok {
+			return err
+		}
 		return pgerror.AssertionFailedf("function %s has no evaluator", f.fn.Name)
 	}
 	return nil

@@ -722,6 +722,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 	if fe, ok, err := vectorFunc(f.Name, args); ok {
 		return fe, err
 	}
+	if fe, ok, err := scalarCall(f.Name, args); ok {
+		return fe, err
+	}
 	if fe, ok, err := catalogCall(f.Name, args); ok {
 		return fe, err
 	}

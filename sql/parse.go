@@ -915,6 +915,16 @@ func convertExpr(n *pg.Node) (Expr, error) {
 			return nil, err
 		}
 		return &FuncCall{Name: "coalesce", Args: args}, nil
+	case *pg.Node_MinMaxExpr:
+		args, err := convertExprs(e.MinMaxExpr.Args)
+		if err != nil {
+			return nil, err
+		}
+		name := "greatest"
+		if e.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			name = "least"
+		}
+		return &FuncCall{Name: name, Args: args}, nil
 	case *pg.Node_SubLink:
 		return convertSubLink(e.SubLink)
 	case *pg.Node_CollateClause:
@@ -932,7 +942,6 @@ func convertExpr(n *pg.Node) (Expr, error) {
 // messages say them.
 var exprFeatures = map[string]string{
 	"RowExpr":                   "ROW(...)",
-	"MinMaxExpr":                "GREATEST/LEAST",
 	"XmlExpr":                   "XML",
 	"XmlSerialize":              "XMLSERIALIZE",
 	"GroupingFunc":              "GROUPING",

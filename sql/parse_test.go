@@ -145,7 +145,6 @@ func TestParseErrors(t *testing.T) {
 func TestUnsupportedNamesTheFeature(t *testing.T) {
 	for q, want := range map[string]string{
 		"SELECT ROW(1, 2)":                   "ROW(...) is not supported yet",
-		"SELECT GREATEST(1, 2)":              "GREATEST/LEAST is not supported yet",
 		"SELECT 'a' SIMILAR TO 'b'":          "SIMILAR TO is not supported yet",
 		"SELECT xmlelement(name a)":          "XML is not supported yet",
 		"SELECT a[1:2] FROM (SELECT 1) t(a)": "array slices is not supported yet",

@@ -1,0 +1,399 @@
+package exec
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// The scalar functions of numbers and strings sql/scalar_funcs.go binds,
+// evaluated row by row by funcEval (strict, but for those in
+// lenientFuncs).
+
+const (
+	invalidArgumentForLog   pgerror.Code = "2201E"
+	invalidArgumentForPower pgerror.Code = "2201F"
+)
+
+// maxTextBytes bounds a string a function builds (repeat, lpad), as
+// PostgreSQL bounds a value at 1 GB.
+const maxTextBytes = 1 << 30
+
+// scalar appends the value of a function of sql/scalar_funcs.go for row
+// i; ok is false when the function is not one of them.
+func (f *funcEval) scalar(i int) (ok bool, err error) {
+	out := f.out
+	fl := func(k int) float64 { return f.vals[k].Floats[i] }
+	switch name := f.fn.Name; name {
+	case "pi":
+		out.AppendFloat(math.Pi)
+	case "sqrt":
+		x := fl(0)
+		if x < 0 {
+			return true, pgerror.New(invalidArgumentForPower, "cannot take square root of a negative number")
+		}
+		out.AppendFloat(math.Sqrt(x))
+	case "cbrt":
+		out.AppendFloat(math.Cbrt(fl(0)))
+	case "exp":
+		r := math.Exp(fl(0))
+		if math.IsInf(r, 0) && !math.IsInf(fl(0), 0) {
+			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+		out.AppendFloat(r)
+	case "ln", "log10":
+		x := fl(0)
+		if err := logArg(x); err != nil {
+			return true, err
+		}
+		if name == "ln" {
+			out.AppendFloat(math.Log(x))
+		} else {
+			out.AppendFloat(math.Log10(x))
+		}
+	case "log":
+		if len(f.vals) == 1 {
+			x := fl(0)
+			if err := logArg(x); err != nil {
+				return true, err
+			}
+			out.AppendFloat(math.Log10(x))
+			break
+		}
+		b, x := fl(0), fl(1)
+		if err := logArg(b); err != nil {
+			return true, err
+		}
+		if err := logArg(x); err != nil {
+			return true, err
+		}
+		if b == 1 {
+			return true, pgerror.New(pgerror.DivisionByZero, "division by zero")
+		}
+		out.AppendFloat(math.Log(x) / math.Log(b))
+	case "sin", "cos", "tan", "cot", "asin", "acos", "atan":
+		x := fl(0)
+		var r float64
+		switch name {
+		case "sin":
+			r = math.Sin(x)
+		case "cos":
+			r = math.Cos(x)
+		case "tan":
+			r = math.Tan(x)
+		case "cot":
+			r = 1 / math.Tan(x)
+		case "asin", "acos":
+			if x < -1 || x > 1 {
+				return true, pgerror.New(pgerror.NumericValueOutOfRange, "input is out of range")
+			}
+			if name == "asin" {
+				r = math.Asin(x)
+			} else {
+				r = math.Acos(x)
+			}
+		case "atan":
+			r = math.Atan(x)
+		}
+		out.AppendFloat(r)
+	case "atan2":
+		out.AppendFloat(math.Atan2(fl(0), fl(1)))
+	case "degrees":
+		out.AppendFloat(fl(0) * 180 / math.Pi)
+	case "radians":
+		out.AppendFloat(fl(0) * math.Pi / 180)
+	case "floor":
+		out.AppendFloat(math.Floor(fl(0)))
+	case "ceil", "ceiling":
+		out.AppendFloat(math.Ceil(fl(0)))
+	case "sign":
+		x := fl(0)
+		switch {
+		case x > 0:
+			out.AppendFloat(1)
+		case x < 0:
+			out.AppendFloat(-1)
+		default:
+			out.AppendFloat(0)
+		}
+	case "power", "pow":
+		x, y := fl(0), fl(1)
+		if x == 0 && y < 0 {
+			return true, pgerror.New(invalidArgumentForPower, "zero raised to a negative power is undefined")
+		}
+		if x < 0 && y != math.Trunc(y) {
+			return true, pgerror.New(invalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
+		}
+		r := math.Pow(x, y)
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+		out.AppendFloat(r)
+	case "round", "trunc":
+		places := 0
+		if len(f.vals) == 2 {
+			places = int(f.vals[1].Ints[i])
+		}
+		out.AppendFloat(roundDecimal(fl(0), places, name == "trunc"))
+	case "mod":
+		a, b := f.vals[0], f.vals[1]
+		if a.Type.Phys() == types.PhysInt {
+			if b.Ints[i] == 0 {
+				return true, pgerror.New(pgerror.DivisionByZero, "division by zero")
+			}
+			if b.Ints[i] == -1 { // MinInt64 % -1 overflows in Go
+				out.AppendInt(0)
+				break
+			}
+			out.AppendInt(a.Ints[i] % b.Ints[i])
+			break
+		}
+		if b.Floats[i] == 0 {
+			return true, pgerror.New(pgerror.DivisionByZero, "division by zero")
+		}
+		out.AppendFloat(math.Mod(a.Floats[i], b.Floats[i]))
+	case "greatest", "least":
+		best := -1
+		for k, v := range f.vals {
+			if v.Nulls[i] {
+				continue
+			}
+			c := 0
+			if best >= 0 {
+				c = compareAt(v, i, f.vals[best], i)
+			}
+			if best < 0 || (name == "greatest" && c > 0) || (name == "least" && c < 0) {
+				best = k
+			}
+		}
+		if best < 0 {
+			out.AppendNull()
+		} else {
+			out.AppendFrom(f.vals[best], i)
+		}
+	case "concat", "concat_ws":
+		var sep []byte
+		first := 0
+		if name == "concat_ws" {
+			if f.vals[0].Nulls[i] {
+				out.AppendNull()
+				break
+			}
+			sep, first = f.vals[0].GetBytes(i), 1
+		}
+		f.buf = f.buf[:0]
+		n := 0
+		for _, v := range f.vals[first:] {
+			if v.Nulls[i] {
+				continue
+			}
+			if n > 0 {
+				f.buf = append(f.buf, sep...)
+			}
+			f.buf = append(f.buf, v.GetBytes(i)...)
+			n++
+		}
+		out.AppendBytes(f.buf)
+	case "lpad", "rpad":
+		s := []rune(f.str(0, i))
+		n := int(f.vals[1].Ints[i])
+		fill := []rune(" ")
+		if len(f.vals) == 3 {
+			fill = []rune(f.str(2, i))
+		}
+		if n <= 0 {
+			out.AppendString("")
+			break
+		}
+		if n > maxTextBytes {
+			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
+		}
+		if len(s) >= n || len(fill) == 0 {
+			out.AppendString(string(s[:min(len(s), n)]))
+			break
+		}
+		pad := make([]rune, 0, n-len(s))
+		for len(pad) < n-len(s) {
+			pad = append(pad, fill[len(pad)%len(fill)])
+		}
+		if name == "lpad" {
+			out.AppendString(string(pad) + string(s))
+		} else {
+			out.AppendString(string(s) + string(pad))
+		}
+	case "repeat":
+		s, n := f.vals[0].GetBytes(i), f.vals[1].Ints[i]
+		if n <= 0 || len(s) == 0 {
+			out.AppendString("")
+			break
+		}
+		if int64(len(s))*n > maxTextBytes {
+			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
+		}
+		out.AppendString(strings.Repeat(string(s), int(n)))
+	case "reverse":
+		r := []rune(f.str(0, i))
+		for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
+			r[a], r[b] = r[b], r[a]
+		}
+		out.AppendString(string(r))
+	case "split_part":
+		n := f.vals[2].Ints[i]
+		if n == 0 {
+			return true, pgerror.New(pgerror.InvalidParameterValue, "field position must not be zero")
+		}
+		s, sep := f.str(0, i), f.str(1, i)
+		var parts []string
+		if sep == "" {
+			parts = []string{s}
+		} else {
+			parts = strings.Split(s, sep)
+		}
+		if n < 0 {
+			n += int64(len(parts)) + 1
+		}
+		if n < 1 || n > int64(len(parts)) {
+			out.AppendString("")
+		} else {
+			out.AppendString(parts[n-1])
+		}
+	case "chr":
+		c := f.vals[0].Ints[i]
+		switch {
+		case c == 0:
+			return true, pgerror.New(pgerror.ProgramLimitExceeded, "null character not permitted")
+		case c < 0 || c > unicode.MaxRune || (c >= 0xD800 && c <= 0xDFFF):
+			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested character too large for encoding: "+strconv.FormatInt(c, 10))
+		}
+		out.AppendString(string(rune(c)))
+	case "ascii":
+		r, _ := utf8.DecodeRune(f.vals[0].GetBytes(i))
+		if r == utf8.RuneError {
+			r = 0
+		}
+		out.AppendInt(int64(r))
+	case "initcap":
+		r := []rune(f.str(0, i))
+		word := false
+		for k, c := range r {
+			if word {
+				r[k] = unicode.ToLower(c)
+			} else {
+				r[k] = unicode.ToUpper(c)
+			}
+			word = unicode.IsLetter(c) || unicode.IsDigit(c)
+		}
+		out.AppendString(string(r))
+	case "md5":
+		sum := md5.Sum(f.vals[0].GetBytes(i))
+		out.AppendString(hex.EncodeToString(sum[:]))
+	case "octet_length":
+		out.AppendInt(int64(len(f.vals[0].GetBytes(i))))
+	case "starts_with":
+		out.AppendBool(strings.HasPrefix(f.str(0, i), f.str(1, i)))
+	case "translate":
+		from, to := []rune(f.str(1, i)), []rune(f.str(2, i))
+		var sb strings.Builder
+		for _, c := range f.str(0, i) {
+			k := -1
+			for j, fc := range from {
+				if fc == c {
+					k = j
+					break
+				}
+			}
+			switch {
+			case k < 0:
+				sb.WriteRune(c)
+			case k < len(to):
+				sb.WriteRune(to[k])
+			}
+		}
+		out.AppendString(sb.String())
+	case "to_hex":
+		out.AppendString(strconv.FormatUint(uint64(f.vals[0].Ints[i]), 16))
+	case "position":
+		s, sub := f.str(0, i), f.str(1, i)
+		k := strings.Index(s, sub)
+		if k >= 0 {
+			k = utf8.RuneCountInString(s[:k])
+		}
+		out.AppendInt(int64(k + 1))
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+func logArg(x float64) error {
+	switch {
+	case x == 0:
+		return pgerror.New(invalidArgumentForLog, "cannot take logarithm of zero")
+	case x < 0:
+		return pgerror.New(invalidArgumentForLog, "cannot take logarithm of a negative number")
+	}
+	return nil
+}
+
+// roundDecimal rounds x (half away from zero) or truncates it at places
+// decimal digits (negative: left of the point), in decimal as PostgreSQL's
+// numeric does, on the shortest decimal form of x: round(2.675, 2) is
+// 2.68, as typed.
+func roundDecimal(x float64, places int, trunc bool) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	if places > 300 {
+		return x
+	}
+	places = max(places, -330)
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	if !ok {
+		return x
+	}
+	scale := new(big.Rat).SetFrac(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(places))), nil), big.NewInt(1))
+	if places >= 0 {
+		r.Mul(r, scale)
+	} else {
+		r.Quo(r, scale)
+	}
+	// q is r truncated toward zero; rem what was cut.
+	q, rem := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if !trunc {
+		// Half away from zero: |2·rem| ≥ denominator.
+		twice := new(big.Int).Mul(rem, big.NewInt(2))
+		if twice.CmpAbs(r.Denom()) >= 0 {
+			if r.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			} else {
+				q.Add(q, big.NewInt(1))
+			}
+		}
+	}
+	res := new(big.Rat).SetInt(q)
+	if places >= 0 {
+		res.Quo(res, scale)
+	} else {
+		res.Mul(res, scale)
+	}
+	v, _ := res.Float64()
+	if v == 0 && math.Signbit(x) {
+		return 0
+	}
+	return v
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

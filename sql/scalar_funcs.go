@@ -1,0 +1,188 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Scalar functions of numbers and strings that exec evaluates through
+// plan.Func (exec/scalar_funcs.go). PostgreSQL's numeric is held as float8
+// here, so the functions that return numeric there return float8.
+
+// floatFuncs take and return double precision: PostgreSQL's float8
+// functions, and those of numeric whose float8 result prints the same.
+var floatFuncs = map[string]int{
+	"sqrt": 1, "cbrt": 1, "exp": 1, "ln": 1, "log10": 1, "sin": 1, "cos": 1, "tan": 1, "cot": 1,
+	"asin": 1, "acos": 1, "atan": 1, "degrees": 1, "radians": 1, "floor": 1, "ceil": 1, "ceiling": 1,
+	"sign": 1, "atan2": 2, "power": 2, "pow": 2, "pi": 0,
+}
+
+// textFuncs are string functions with a fixed signature (min arguments
+// from the left; the rest optional).
+var textFuncs = map[string]catalogFunc{
+	"lpad":         {args: []types.Type{types.TypText, types.TypInt4, types.TypText}, min: 2, ret: types.TypText},
+	"rpad":         {args: []types.Type{types.TypText, types.TypInt4, types.TypText}, min: 2, ret: types.TypText},
+	"repeat":       {args: []types.Type{types.TypText, types.TypInt4}, min: 2, ret: types.TypText},
+	"reverse":      {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
+	"split_part":   {args: []types.Type{types.TypText, types.TypText, types.TypInt4}, min: 3, ret: types.TypText},
+	"chr":          {args: []types.Type{types.TypInt4}, min: 1, ret: types.TypText},
+	"ascii":        {args: []types.Type{types.TypText}, min: 1, ret: types.TypInt4},
+	"initcap":      {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
+	"md5":          {args: []types.Type{types.TypText}, min: 1, ret: types.TypText},
+	"octet_length": {args: []types.Type{types.TypText}, min: 1, ret: types.TypInt4},
+	"starts_with":  {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"translate":    {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypText},
+	"to_hex":       {args: []types.Type{types.TypInt8}, min: 1, ret: types.TypText},
+	"position":     {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypInt4},
+}
+
+// scalarCall binds a call of one of these functions; ok is false when name
+// is not one.
+func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
+	noSuch := func() (plan.Expr, bool, error) {
+		ts := make([]string, len(args))
+		for i, a := range args {
+			ts[i] = a.Type().String()
+		}
+		return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(ts, ", ")).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	numeric := func(a plan.Expr) (plan.Expr, bool) {
+		if isUnknown(a) {
+			return castExpr(a, types.TypFloat8), true
+		}
+		if !a.Type().IsNumeric() {
+			return nil, false
+		}
+		return castExpr(a, types.TypFloat8), true
+	}
+	if n, ok := floatFuncs[name]; ok {
+		if len(args) != n {
+			return noSuch()
+		}
+		out := make([]plan.Expr, n)
+		for i, a := range args {
+			if out[i], ok = numeric(a); !ok {
+				return noSuch()
+			}
+		}
+		return &plan.Func{Name: name, Args: out, Typ: types.TypFloat8}, true, nil
+	}
+	switch name {
+	case "round", "trunc", "log":
+		// round(x [, places]), trunc(x [, places]), log(x), log(b, x).
+		if len(args) < 1 || len(args) > 2 {
+			return noSuch()
+		}
+		out := make([]plan.Expr, len(args))
+		var ok bool
+		if out[0], ok = numeric(args[0]); !ok {
+			return noSuch()
+		}
+		if len(args) == 2 {
+			if name == "log" {
+				if out[1], ok = numeric(args[1]); !ok {
+					return noSuch()
+				}
+			} else {
+				a := args[1]
+				if !a.Type().IsInteger() && !isUnknown(a) {
+					return noSuch()
+				}
+				out[1] = castExpr(a, types.TypInt4)
+			}
+		}
+		return &plan.Func{Name: name, Args: out, Typ: types.TypFloat8}, true, nil
+	case "mod":
+		if len(args) != 2 {
+			return noSuch()
+		}
+		a, b := resolveNumeric(args[0]), resolveNumeric(args[1])
+		if !a.Type().IsNumeric() || !b.Type().IsNumeric() {
+			return noSuch()
+		}
+		t := numericResult(a.Type(), b.Type())
+		if t.Kind == types.Float4 {
+			t = types.TypFloat8
+		}
+		return &plan.Func{Name: "mod", Args: []plan.Expr{castExpr(a, t), castExpr(b, t)}, Typ: t}, true, nil
+	case "greatest", "least":
+		if len(args) == 0 {
+			return noSuch()
+		}
+		t := types.TypUnknown
+		for _, a := range args {
+			var ok bool
+			if t, ok = commonType(t, a.Type()); !ok {
+				return nil, true, pgerror.Newf(pgerror.DatatypeMismatch, "%s types %s and %s cannot be matched", strings.ToUpper(name), t, a.Type())
+			}
+		}
+		if t.Kind == types.Unknown {
+			t = types.TypText
+		}
+		if !orderable(t) {
+			return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "could not identify a comparison function for type %s", t)
+		}
+		out := make([]plan.Expr, len(args))
+		for i, a := range args {
+			out[i] = castExpr(a, t)
+		}
+		return &plan.Func{Name: name, Args: out, Typ: t}, true, nil
+	case "concat", "concat_ws":
+		if len(args) == 0 || name == "concat_ws" && len(args) < 2 {
+			return noSuch()
+		}
+		out := make([]plan.Expr, len(args))
+		for i, a := range args {
+			out[i] = textOf(resolveUnknown(a))
+		}
+		return &plan.Func{Name: name, Args: out, Typ: types.TypText}, true, nil
+	}
+	cf, ok := textFuncs[name]
+	if !ok {
+		return nil, false, nil
+	}
+	if len(args) < cf.min || len(args) > len(cf.args) {
+		return noSuch()
+	}
+	out := make([]plan.Expr, len(args))
+	for i, a := range args {
+		want, at := cf.args[i], a.Type()
+		switch {
+		case isUnknown(a), at.Equal(want):
+			out[i] = castExpr(a, want)
+		case want.IsInteger() && at.IsInteger():
+			out[i] = a // integers of any width are int64 in a Vec
+		case want.IsTextual() && at.IsTextual():
+			out[i] = castExpr(a, want)
+		case name == "octet_length" && at.Kind == types.Bytea:
+			out[i] = a
+		default:
+			return noSuch()
+		}
+	}
+	return &plan.Func{Name: name, Args: out, Typ: cf.ret}, true, nil
+}
+
+// resolveNumeric types an untyped literal argument of a numeric function:
+// as an integer when it reads as one, else as double precision.
+func resolveNumeric(a plan.Expr) plan.Expr {
+	if !isUnknown(a) {
+		return a
+	}
+	if c, ok := a.(*plan.Const); ok && !c.Null && c.Val != nil {
+		if _, err := strconv.ParseInt(strings.TrimSpace(string(types.AppendText(nil, c.Val, 0))), 10, 64); err == nil {
+			return castExpr(a, types.TypInt8)
+		}
+	}
+	return castExpr(a, types.TypFloat8)
+}
+
+// orderable reports whether values of t compare (GREATEST, LEAST).
+func orderable(t types.Type) bool {
+	return t.IsNumeric() || t.IsTextual() || t.Kind == types.Bool || t.Kind == types.Bytea
+}
