@@ -62,6 +62,7 @@ const (
 	ObjectNotInPrerequisiteState Code = "55000"
 	ProgramLimitExceeded         Code = "54000"
 	OutOfMemory                  Code = "53200"
+	ConfigurationLimitExceeded   Code = "53400"
 	QueryCanceled                Code = "57014"
 	AdminShutdown                Code = "57P01"
 	ProtocolViolation            Code = "08P01"

@@ -101,6 +101,8 @@ type DB struct {
 	// commitMu; epochLinger is how long one is kept unread.
 	epochs      map[string]*epochSnap
 	epochLinger time.Duration
+	// lapsing counts epochs being dropped outside commitMu (lapseEpoch).
+	lapsing sync.WaitGroup
 	// pkSeq counts commits that wrote primary key entries.
 	pkSeq atomic.Uint64
 	// inflight holds the fragments being written by open transactions.

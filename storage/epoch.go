@@ -12,6 +12,10 @@ const DefaultEpochLinger = 2 * time.Minute
 // MaxEpochKey is the longest epoch key ReadEpoch takes, in bytes.
 const MaxEpochKey = 256
 
+// MaxEpochs bounds the epochs a DB holds at once: each pins a snapshot
+// (and the old versions it reads) until it lapses.
+const MaxEpochs = 4096
+
 // An epochSnap is a snapshot named by a key that statements of one
 // training epoch share (COPY ... WITH (EPOCH 'key')): the shards of an
 // epoch, run by processes that cannot hand each other a snapshot
@@ -23,6 +27,8 @@ type epochSnap struct {
 	key    string
 	holder *Txn
 	timer  *time.Timer
+	// idleSince is when the last reader ended (zero while one reads).
+	idleSince time.Time
 }
 
 // ReadEpoch makes the txn read the snapshot of the epoch named key: the
@@ -37,7 +43,7 @@ func (txn *Txn) ReadEpoch(key string) error {
 	}
 	if txn.snap != nil {
 		return pgerror.New(pgerror.ActiveSQLTransaction, "EPOCH must come before any query of the transaction").
-			WithHint("Run the COPY as the transaction's first statement, or outside a transaction block.")
+			WithHint("Run the COPY as the first statement of its transaction.")
 	}
 	if key == "" || len(key) > MaxEpochKey {
 		return pgerror.Newf(pgerror.InvalidParameterValue, "EPOCH key must hold 1 to %d bytes", MaxEpochKey)
@@ -50,6 +56,10 @@ func (txn *Txn) ReadEpoch(key string) error {
 	}
 	e, ok := db.epochs[key]
 	if !ok {
+		if len(db.epochs) >= MaxEpochs {
+			return pgerror.Newf(pgerror.ConfigurationLimitExceeded, "too many epochs held (%d)", MaxEpochs).
+				WithHint("An epoch's snapshot is kept until no statement has read it for the linger time; reuse keys within a run's epoch, not across statements.")
+		}
 		holder := &Txn{db: db, snap: db.kv.NewSnapshot(), beginSeq: db.commitSeq}
 		holder.shared = &sharedSnap{snap: holder.snap, seq: holder.beginSeq, refs: 1}
 		db.openTxns[holder] = holder.beginSeq
@@ -61,7 +71,7 @@ func (txn *Txn) ReadEpoch(key string) error {
 		}
 		db.epochs[key] = e
 	}
-	e.timer.Stop()
+	e.idleSince = time.Time{}
 	txn.join(e.holder.shared)
 	return nil
 }
@@ -69,24 +79,35 @@ func (txn *Txn) ReadEpoch(key string) error {
 // epochReleased is called, under commitMu, when a transaction that read
 // s has ended; once only the holder is left, the linger time starts.
 func (db *DB) epochReleased(s *sharedSnap) {
-	if s.epoch != nil && s.refs == 1 {
-		s.epoch.timer.Reset(db.epochLinger)
+	if e := s.epoch; e != nil && s.refs == 1 && db.epochs[e.key] == e {
+		e.idleSince = time.Now()
+		e.timer.Reset(db.epochLinger)
 	}
 }
 
-// lapseEpoch drops e's snapshot unless a transaction reads it again.
+// lapseEpoch drops e's snapshot if no transaction has read it for the
+// linger time; a reader that came and went since the timer was set moved
+// the time on.
 func (db *DB) lapseEpoch(e *epochSnap) {
 	db.commitMu.Lock()
-	if db.epochs[e.key] != e || e.holder.shared.refs > 1 {
+	if db.epochs[e.key] != e || e.holder.shared.refs > 1 || db.closed.Load() {
+		db.commitMu.Unlock()
+		return
+	}
+	if left := db.epochLinger - time.Since(e.idleSince); left > 0 {
+		e.timer.Reset(left)
 		db.commitMu.Unlock()
 		return
 	}
 	delete(db.epochs, e.key)
+	db.lapsing.Add(1) // closeEpochs waits for the release
 	db.commitMu.Unlock()
 	e.holder.release()
+	db.lapsing.Done()
 }
 
-// closeEpochs drops every epoch's snapshot (DB.Close).
+// closeEpochs drops every epoch's snapshot (DB.Close), and waits for the
+// ones lapsing meanwhile.
 func (db *DB) closeEpochs() {
 	db.commitMu.Lock()
 	held := make([]*epochSnap, 0, len(db.epochs))
@@ -99,4 +120,5 @@ func (db *DB) closeEpochs() {
 	for _, e := range held {
 		e.holder.release()
 	}
+	db.lapsing.Wait()
 }

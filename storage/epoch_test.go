@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,43 @@ func TestReadEpochClose(t *testing.T) {
 	late := db.Begin()
 	if err := late.ReadEpoch("k2"); !isCode(err, pgerror.AdminShutdown) {
 		t.Fatalf("ReadEpoch after Close: %v", err)
+	}
+}
+
+// TestReadEpochLingerAndLimit: a lapse whose timer fired while a reader
+// came and went does not cut the linger short; the DB holds at most
+// MaxEpochs epochs.
+func TestReadEpochLingerAndLimit(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, EpochLinger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	txn := db.Begin()
+	if err := txn.ReadEpoch("late"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Rollback()
+	db.commitMu.Lock()
+	e := db.epochs["late"]
+	db.commitMu.Unlock()
+	db.lapseEpoch(e) // as a timer run that waited for commitMu would
+	if keys := epochKeys(db); len(keys) != 1 {
+		t.Fatalf("the epoch lapsed within its linger time: %q", keys)
+	}
+	for i := 1; i < MaxEpochs; i++ {
+		txn := db.Begin()
+		if err := txn.ReadEpoch(fmt.Sprintf("k%d", i)); err != nil {
+			t.Fatalf("epoch %d: %v", i, err)
+		}
+		txn.Rollback()
+	}
+	txn = db.Begin()
+	defer txn.Rollback()
+	if err := txn.ReadEpoch("one too many"); !isCode(err, pgerror.ConfigurationLimitExceeded) {
+		t.Fatalf("epoch %d: %v", MaxEpochs+1, err)
+	}
+	if err := txn.ReadEpoch("late"); err != nil { // a held one is still read
+		t.Fatal(err)
 	}
 }
