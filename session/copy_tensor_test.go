@@ -990,11 +990,6 @@ func TestRowIDLookups(t *testing.T) {
 	}
 }
 
-// TestShardsOfOneSnapshot streams the shards of one epoch from separate
-// sessions, at separate times, while the table's buffered rows are
-// flushed in between: reading the snapshot one session exported
-// (pg_export_snapshot, SET TRANSACTION SNAPSHOT), they see one layout and
-
 // shardedTable opens a database whose table e holds ids 0 to 39999, the
 // first 30000 in a fragment and the rest buffered, and returns a session.
 func shardedTable(t *testing.T) (*Engine, *storage.DB, *Session) {
@@ -1013,6 +1008,10 @@ func shardedTable(t *testing.T) (*Engine, *storage.DB, *Session) {
 	return eng, db, a
 }
 
+// TestShardsOfOneSnapshot streams the shards of one epoch from separate
+// sessions, at separate times, while the table's buffered rows are
+// flushed in between: reading the snapshot one session exported
+// (pg_export_snapshot, SET TRANSACTION SNAPSHOT), they see one layout and
 // partition the rows the exporter saw.
 func TestShardsOfOneSnapshot(t *testing.T) {
 	eng, db, a := shardedTable(t)

@@ -311,7 +311,8 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (created bool
 // the query's columns (names, types; no keys, defaults or constraints, as
 // in PostgreSQL), then, unless WITH NO DATA, an INSERT of the query's
 // rows in the statement's transaction. As CREATE TABLE, the table is made
-// at once; if the INSERT fails, it is dropped again.
+// at once; unlike it, it is dropped again if the transaction does not
+// commit.
 func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w ResultWriter) error {
 	db := s.eng.db
 	q, err := sql.BindSelect(s.catalog(), st.Query)
@@ -335,21 +336,35 @@ func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w Re
 	if err != nil {
 		return err
 	}
-	if !created || st.NoData {
+	if !created {
+		return w.WriteComplete("CREATE TABLE AS")
+	}
+	// The table is made at once; if the transaction does not commit (the
+	// query fails, ROLLBACK, the client goes), it is dropped again: this
+	// table, not one made under its name since.
+	desc, err := db.Table(st.Name)
+	if err != nil {
+		return err
+	}
+	name, id, log := st.Name, desc.ID, s.eng.logger
+	s.ensureTxn().OnAbort(func() {
+		if _, err := db.DropTableID(name, id); err != nil {
+			log.Warn("session: dropping the table of a CREATE TABLE AS that did not commit", "table", name, "err", err)
+		}
+	})
+	if st.NoData {
 		return w.WriteComplete("CREATE TABLE AS")
 	}
 	n, err := sql.BindInsert(s.catalog(), &sql.Insert{Table: st.Name, Columns: names, Select: st.Query})
-	if err == nil {
-		n = planner.Optimize(n).(*plan.Insert)
-		var res *exec.DMLResult
-		if res, err = exec.RunInsert(s.env(ctx), n); err == nil {
-			return w.WriteComplete("SELECT " + strconv.FormatInt(res.Count, 10))
-		}
+	if err != nil {
+		return err
 	}
-	if _, derr := db.DropTable(st.Name, true); derr != nil {
-		s.eng.logger.Warn("session: dropping the table of a failed CREATE TABLE AS", "table", st.Name, "err", derr)
+	n = planner.Optimize(n).(*plan.Insert)
+	res, err := exec.RunInsert(s.env(ctx), n)
+	if err != nil {
+		return err
 	}
-	return err
+	return w.WriteComplete("SELECT " + strconv.FormatInt(res.Count, 10))
 }
 
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a

@@ -44,10 +44,8 @@ type (
 		Columns []string
 		Query   *Select
 		// NoData is WITH NO DATA: the table is created empty.
-		NoData bool
-		// SelectInto is set for SELECT ... INTO.
-		SelectInto bool
-		Options    []Option
+		NoData  bool
+		Options []Option
 	}
 	// DropTable is DROP TABLE.
 	DropTable struct {

@@ -219,7 +219,7 @@ func convertCreateTableAs(c *pg.CreateTableAsStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return intoStmt(c.Into, q, c.IfNotExists, false)
+	return intoStmt(c.Into, q, c.IfNotExists)
 }
 
 // selectInto returns the INTO clause of a SELECT ... INTO: the statement's,
@@ -245,10 +245,10 @@ func convertSelectInto(s *pg.SelectStmt, into *pg.IntoClause) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return intoStmt(into, q, false, true)
+	return intoStmt(into, q, false)
 }
 
-func intoStmt(into *pg.IntoClause, q *Select, ifNotExists, selectInto bool) (Stmt, error) {
+func intoStmt(into *pg.IntoClause, q *Select, ifNotExists bool) (Stmt, error) {
 	if into == nil {
 		return nil, pgerror.New(pgerror.SyntaxError, "missing table name")
 	}
@@ -256,7 +256,7 @@ func intoStmt(into *pg.IntoClause, q *Select, ifNotExists, selectInto bool) (Stm
 	if err != nil {
 		return nil, err
 	}
-	ct := &CreateTableAs{Name: name, IfNotExists: ifNotExists, Query: q, NoData: into.SkipData, SelectInto: selectInto}
+	ct := &CreateTableAs{Name: name, IfNotExists: ifNotExists, Query: q, NoData: into.SkipData}
 	for _, n := range into.ColNames {
 		ct.Columns = append(ct.Columns, constText(n))
 	}
@@ -614,7 +614,11 @@ func convertSelect(s *pg.SelectStmt) (*Select, error) {
 		return convertSetOp(s)
 	}
 	if s.IntoClause != nil {
-		return nil, unsupported("SELECT INTO")
+		// A top-level SELECT ... INTO (and the first query of a set
+		// operation) is CREATE TABLE AS: convertSelectInto takes the
+		// clause off before it comes here.
+		return nil, pgerror.New(pgerror.SyntaxError, "SELECT ... INTO is not allowed here").
+			WithHint("INTO is allowed only in the first SELECT of a statement; use CREATE TABLE ... AS.")
 	}
 	sel := &Select{}
 	var err error

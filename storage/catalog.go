@@ -199,10 +199,24 @@ func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err 
 // references, sequences and chunk objects. A missing table is (false, nil)
 // when ifExists and a 42P01 error otherwise.
 func (db *DB) DropTable(name string, ifExists bool) (bool, error) {
+	return db.dropTable(name, ifExists, 0)
+}
+
+// DropTableID drops the table name if it is the table id (not one made
+// again under that name since); (false, nil) otherwise.
+func (db *DB) DropTableID(name string, id uint64) (bool, error) {
+	return db.dropTable(name, true, id)
+}
+
+// dropTable is DropTable, of table id only unless id is 0.
+func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.catMu.Lock()
 	ts, ok := db.tables[name]
+	if ok && id != 0 && ts.desc.ID != id {
+		ok = false
+	}
 	if !ok {
 		db.catMu.Unlock()
 		if ifExists {

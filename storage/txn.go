@@ -39,6 +39,8 @@ type Txn struct {
 	tables  map[uint64]*txnTable
 	// pk holds the primary key entries this txn wrote, by full key.
 	pk map[string]pkEntry
+	// onAbort runs when the txn ends without committing (OnAbort).
+	onAbort []func()
 	// checkedAt is the commit sequence seen before the first primary key
 	// check; if no commit happened since, Commit skips the re-check.
 	checkedAt uint64
@@ -398,10 +400,15 @@ func allColumns(n int) []int {
 // commit deleted first fails the commit with 40001; a primary key another
 // commit took first fails it with 23505. After Commit, the txn is finished
 // whatever the outcome.
-func (txn *Txn) Commit() error {
+func (txn *Txn) Commit() (err error) {
 	if txn.done {
 		return txn.check()
 	}
+	defer func() {
+		if err != nil {
+			txn.aborted()
+		}
+	}()
 	defer txn.release()
 	var writers []*fragWriter
 	defer func() {
@@ -428,7 +435,7 @@ func (txn *Txn) Commit() error {
 	}
 	db := txn.db
 	db.commitMu.Lock()
-	err := txn.commitLocked(frags)
+	err = txn.commitLocked(frags)
 	db.commitMu.Unlock()
 	if err != nil {
 		for _, tt := range txn.tables {
@@ -604,6 +611,21 @@ func (txn *Txn) Rollback() {
 		}
 	}
 	txn.release()
+	txn.aborted()
+}
+
+// OnAbort registers fn to run, after the txn's end, if it ends without
+// committing: rolled back, or a Commit that fails. Statements whose side
+// effects are outside the txn (CREATE TABLE ... AS makes its table at
+// once) undo them there.
+func (txn *Txn) OnAbort(fn func()) { txn.onAbort = append(txn.onAbort, fn) }
+
+func (txn *Txn) aborted() {
+	fns := txn.onAbort
+	txn.onAbort = nil
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // appendKeyText appends value i of v as PostgreSQL prints it in a key
