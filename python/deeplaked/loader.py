@@ -1,7 +1,7 @@
 """The streaming loader: an IterableDataset over the tensor stream."""
 
-import copy
 import hashlib
+import os
 import re
 import secrets
 
@@ -61,6 +61,14 @@ def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=N
     if epoch:
         opts.append("EPOCH '%s'" % str(epoch).replace("'", "''"))
     return "COPY %s TO STDOUT WITH (%s)" % (target, ", ".join(opts))
+
+
+def _shared_epoch(epoch):
+    """A one-element int64 tensor in shared memory holding epoch (-1 for
+    None), or None without torch."""
+    if torch is None:
+        return None
+    return torch.tensor([-1 if epoch is None else epoch], dtype=torch.int64).share_memory_()
 
 
 def stream_frames(conn, sql, raw=None):
@@ -147,19 +155,21 @@ class DataLoader(_Base):
         self._device = None
         self._pin = False
         self._epoch = None
-        # _epoch_shared holds the epoch in shared memory once set_epoch is
-        # called, so that persistent DataLoader workers (forked or spawned
-        # before later calls) read the main process's current epoch.
-        self._epoch_shared = None
+        # _epoch_shared holds the epoch (-1: none) in shared memory, so that
+        # persistent DataLoader workers, forked or spawned before a later
+        # set_epoch, read the main process's current epoch.
+        self._epoch_shared = _shared_epoch(None)
         # _nonce tells this loader's epochs from other loaders' (and runs')
         # on the server; _iters counts this process's epochs.
         self._nonce = secrets.token_hex(8)
         self._iters = 0
 
     def _with(self, **kw):
-        c = copy.copy(self)
+        c = object.__new__(type(self))  # not copy.copy: __getstate__ is for workers
+        c.__dict__.update(self.__dict__)
         c._filter = list(self._filter)
-        c._epoch, c._epoch_shared = self._current_epoch(), None
+        c._epoch = self._current_epoch()
+        c._epoch_shared = _shared_epoch(c._epoch)
         for k, v in kw.items():
             setattr(c, "_" + k, v)
         return c
@@ -202,28 +212,40 @@ class DataLoader(_Base):
         return self._with(snapshot=str(snapshot_id))
 
     def set_epoch(self, epoch):
-        """Set the epoch, in place (as DistributedSampler.set_epoch): call
-        it on every rank at each epoch's start, the first time before the
-        DataLoader's first epoch (persistent workers then see the later
-        calls). The shuffle's seed becomes
-        seed + epoch (seed 0 when none is given), so each epoch has a new
-        order that every rank agrees on, and the shards of all ranks and
-        workers of the epoch read one snapshot of the database."""
-        self._epoch = int(epoch)
-        if torch is not None:
-            if self._epoch_shared is None:
-                self._epoch_shared = torch.tensor([self._epoch], dtype=torch.int64).share_memory_()
-            else:
-                self._epoch_shared[0] = self._epoch
+        """Set the epoch (an integer ≥ 0), in place, as
+        DistributedSampler.set_epoch: call it on every rank at each epoch's
+        start (persistent DataLoader workers see it too). With a seed, the
+        shuffle's seed becomes seed + epoch; without one, ranks use the
+        epoch, one process the epoch, and the workers of one rank torch's
+        base seed (new each epoch). The shards of all ranks and workers of
+        the epoch read one snapshot of the database."""
+        epoch = int(epoch)
+        if epoch < 0:
+            raise ValueError("epoch %d is negative" % epoch)
+        self._epoch = epoch
+        if self._epoch_shared is not None:
+            self._epoch_shared[0] = epoch
         return self
 
     def _current_epoch(self):
         """The epoch set_epoch last set, in whichever process it was called
-        (persistent DataLoader workers share it with the main process once
-        it was set before they started), or None."""
+        (persistent DataLoader workers share it with the main process), or
+        None."""
         if self._epoch_shared is not None:
-            return int(self._epoch_shared[0])
+            e = int(self._epoch_shared[0])
+            return None if e < 0 else e
         return self._epoch
+
+    def __getstate__(self):
+        # A DataLoader worker started by spawn or forkserver gets the loader
+        # pickled, and torch.distributed is not initialized in it: the
+        # ranks are read here, in the rank's process.
+        state = dict(self.__dict__)
+        if state["_shard"] is None:
+            rank, world = self._rank_world()
+            if world > 1:
+                state["_shard"] = (rank, world)
+        return state
 
     def to_numpy(self):
         return self._with(mode="numpy", device=None, pin=False)
@@ -308,8 +330,12 @@ class DataLoader(_Base):
         if self._rank_world()[1] > 1:
             if epoch is None:
                 return None
+            # What the ranks share of their launch tells runs apart:
+            # torchrun's run id (a new one per --standalone run), the
+            # rendezvous address.
+            env = tuple(os.environ.get(k, "") for k in ("TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT"))
             h = hashlib.sha256(repr((self.query(), self._batch_size, self._shuffle, seed,
-                                     self._rank_world()[1], epoch)).encode())
+                                     self._rank_world()[1], epoch, env)).encode())
             return "deeplaked:" + h.hexdigest()[:32]
         info = self._worker()
         if info is None:

@@ -132,3 +132,5 @@ def test_set_epoch_sql():
     # with a seed of their own.
     assert "SEED 0, SHARD '1/2'" in DataLoader(None, "t").shuffle(True).shard(1, 2).sql()
     assert copy_sql("t", epoch="it's") == "COPY t TO STDOUT WITH (FORMAT tensor, EPOCH 'it''s')"
+    with pytest.raises(ValueError):
+        one.set_epoch(-1)

@@ -244,27 +244,32 @@ def test_ranks_share_epoch_with_set_epoch(db):
     assert orders[0] != orders[1]
 
 
-def test_ddp_ranks(db):
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_ddp_ranks(db, context):
     # Two ranks under torch.distributed, two DataLoader workers each, that
     # call set_epoch: every epoch, the four shards hold every row of the
-    # table as the epoch began exactly once, though rank 1 writes and
-    # flushes the table while rank 0 streams; each epoch has its own order.
+    # table as the epoch began exactly once, though (with forked workers,
+    # which start at once) rank 1 writes and flushes the table while rank 0
+    # streams; each epoch has its own order. Spawned workers are not in
+    # torch.distributed's group: they learn the ranks from the loader.
     import json
     import socket
     import subprocess
     pytest.importorskip("torch")
-    db.execute("DROP TABLE IF EXISTS ddp_t")
-    db.execute("CREATE TABLE ddp_t (id int)")
-    db.execute("INSERT INTO ddp_t SELECT g FROM generate_series(1, 30000) g")
-    db.execute("VACUUM ddp_t")
-    db.execute("INSERT INTO ddp_t SELECT g FROM generate_series(30001, 30050) g")  # buffered
+    table = "ddp_" + context
+    write = context == "fork"
+    db.execute("DROP TABLE IF EXISTS " + table)
+    db.execute("CREATE TABLE %s (id int)" % table)
+    db.execute("INSERT INTO %s SELECT g FROM generate_series(1, 30000) g" % table)
+    db.execute("VACUUM " + table)
+    db.execute("INSERT INTO %s SELECT g FROM generate_series(30001, 30050) g" % table)  # buffered
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(here)] + sys.path))
-    procs = [subprocess.Popen([sys.executable, os.path.join(here, "ddp_rank.py"), DSN, "ddp_t", str(r), "2", str(port), "2"],
-                              stdout=subprocess.PIPE, env=env) for r in range(2)]
+    procs = [subprocess.Popen([sys.executable, os.path.join(here, "ddp_rank.py"), DSN, table, str(r), "2", str(port), "2",
+                               context, "1" if write else "0"], stdout=subprocess.PIPE, env=env) for r in range(2)]
     outs = []
     for p in procs:
         stdout, _ = p.communicate(timeout=300)
@@ -275,7 +280,8 @@ def test_ddp_ranks(db):
         parts = [outs[r][epoch] for r in range(2)]
         assert parts[0] and parts[1]
         assert sorted(parts[0] + parts[1]) == want, "epoch %d" % epoch
-        want = sorted(want + [90000 + epoch])
+        if write:
+            want = sorted(want + [90000 + epoch])
     assert outs[0][0] != outs[0][1]
 
 
@@ -302,7 +308,8 @@ def test_persistent_workers_set_epoch(db, samples):
     dl = torch.utils.data.DataLoader(persistent, batch_size=None, num_workers=2, persistent_workers=True)
     got = []
     for epoch in range(3):
-        persistent.set_epoch(epoch)
+        if epoch:  # the first call comes after the workers have started
+            persistent.set_epoch(epoch)
         got.append(ids(dl))
     for epoch in range(3):
         fresh = loader().set_epoch(epoch)
