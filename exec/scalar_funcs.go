@@ -35,6 +35,9 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 	switch name := f.fn.Name; name {
 	case "pi":
 		out.AppendFloat(math.Pi)
+	case "gen_random_uuid":
+		f.buf = types.NewUUIDv4(f.buf[:0])
+		out.AppendBytes(f.buf)
 	case "sqrt":
 		x := fl(0)
 		if x < 0 {

@@ -95,6 +95,8 @@ func zoneComparable(col, k types.Type) bool {
 		return true
 	case col.Kind == types.Bool && k.Kind == types.Bool:
 		return true
+	case col.Kind == types.UUID && k.Kind == types.UUID:
+		return true // canonical text, ordered as the bytes
 	}
 	return false
 }

@@ -464,7 +464,9 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 			return types.HalfVecOf(dim), false, nil
 		}
 		return types.VectorOf(dim), false, nil
-	case "timestamp", "timestamptz", "date", "time", "uuid", "interval":
+	case "uuid":
+		return types.Type{Kind: types.UUID}, false, nil
+	case "timestamp", "timestamptz", "date", "time", "interval":
 		return t, false, pgerror.Newf(pgerror.FeatureNotSupported, "type %s is not supported yet", name)
 	}
 	if dt, ok := types.DTypeByName(name); ok && name != "int8" {

@@ -73,6 +73,11 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		return &plan.Func{Name: name, Args: out, Typ: types.TypFloat8}, true, nil
 	}
 	switch name {
+	case "gen_random_uuid":
+		if len(args) != 0 {
+			return noSuch()
+		}
+		return &plan.Func{Name: name, Typ: types.Type{Kind: types.UUID}}, true, nil
 	case "round", "trunc", "log":
 		// round(x [, places]), trunc(x [, places]), log(x), log(b, x).
 		if len(args) < 1 || len(args) > 2 {

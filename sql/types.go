@@ -89,7 +89,7 @@ func foldLiteral(c *plan.Const, t types.Type) *plan.Const {
 		return nil
 	}
 	switch {
-	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text:
+	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text, t.Kind == types.UUID:
 	default:
 		return nil
 	}

@@ -140,6 +140,8 @@ func kindCode(k types.Kind) byte {
 		return 13
 	case types.HalfVec:
 		return 14
+	case types.UUID:
+		return 15
 	}
 	return 0
 }
@@ -184,7 +186,7 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 4
 	case types.Int8, types.Float8:
 		s.layout, s.width = layoutFixed, 8
-	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB:
+	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID:
 		s.layout = layoutVar
 	case types.Vector, types.HalfVec:
 		s.layout = layoutVar

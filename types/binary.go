@@ -45,6 +45,8 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return binary.BigEndian.AppendUint64(dst, Float8Bits(v.Floats[i]))
 	case JSONB:
 		return append(append(dst, 1), v.Bytes.Get(i)...)
+	case UUID:
+		return AppendUUIDBytes(dst, v.Bytes.Get(i))
 	case Vector:
 		return appendVectorSend(dst, v.Bytes.Get(i))
 	case HalfVec:

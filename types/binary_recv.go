@@ -76,6 +76,11 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 			return pgerror.Newf(pgerror.InvalidBinaryRepresentation, "unsupported jsonb version number %d", b[0])
 		}
 		return AppendParsedBytes(v, b[1:])
+	case UUID:
+		if err := fixedSize(b, 16); err != nil {
+			return err
+		}
+		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendUUIDText(dst, b), nil })
 	case Vector, HalfVec:
 		return c.appendVectorRecv(v, b)
 	case Tensor:

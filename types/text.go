@@ -95,6 +95,8 @@ func AppendParsed(v *Vec, s string) error {
 		v.AppendString(s)
 	case JSONB:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return NormalizeJSONB([]byte(s), dst) })
+	case UUID:
+		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendUUIDParsed(dst, s) })
 	case Bytea:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendByteaParsed(dst, s) })
 	case Vector:

@@ -46,6 +46,9 @@ const (
 	// elements, held as little-endian binary16. (Kinds are stored in
 	// table descriptors: new ones go last.)
 	HalfVec
+	// UUID is held in its canonical text form (36 bytes, lower-case hex
+	// and hyphens), whose byte order is the order of the 16 bytes.
+	UUID
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -229,6 +232,8 @@ func (t Type) String() string {
 		return "json"
 	case JSONB:
 		return "jsonb"
+	case UUID:
+		return "uuid"
 	case Void:
 		return "void"
 	case Oid:
@@ -292,6 +297,7 @@ const (
 	OIDFloat8Arr uint32 = 1022
 	OIDVarchar   uint32 = 1043
 	OIDJSONB     uint32 = 3802
+	OIDUUID      uint32 = 2950
 	OIDChar      uint32 = 18
 	OIDName      uint32 = 19
 	OIDRegProc   uint32 = 24
@@ -331,6 +337,8 @@ func (t Type) OID() uint32 {
 		return OIDJSON
 	case JSONB:
 		return OIDJSONB
+	case UUID:
+		return OIDUUID
 	case Oid:
 		return OIDOid
 	case RegClass:
