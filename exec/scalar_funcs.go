@@ -47,9 +47,13 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 	case "cbrt":
 		out.AppendFloat(math.Cbrt(fl(0)))
 	case "exp":
-		r := math.Exp(fl(0))
-		if math.IsInf(r, 0) && !math.IsInf(fl(0), 0) {
+		x := fl(0)
+		r := math.Exp(x)
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) {
 			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+		if r == 0 && !math.IsInf(x, 0) {
+			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: underflow")
 		}
 		out.AppendFloat(r)
 	case "ln", "log10":
@@ -84,6 +88,9 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		out.AppendFloat(math.Log(x) / math.Log(b))
 	case "sin", "cos", "tan", "cot", "asin", "acos", "atan":
 		x := fl(0)
+		if math.IsInf(x, 0) && name != "atan" {
+			return true, pgerror.New(pgerror.NumericValueOutOfRange, "input is out of range")
+		}
 		var r float64
 		switch name {
 		case "sin":
@@ -110,13 +117,17 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 	case "atan2":
 		out.AppendFloat(math.Atan2(fl(0), fl(1)))
 	case "degrees":
-		out.AppendFloat(fl(0) * 180 / math.Pi)
+		r := fl(0) * (180 / math.Pi)
+		if math.IsInf(r, 0) && !math.IsInf(fl(0), 0) {
+			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		}
+		out.AppendFloat(r)
 	case "radians":
 		out.AppendFloat(fl(0) * math.Pi / 180)
 	case "floor":
-		out.AppendFloat(math.Floor(fl(0)))
+		out.AppendFloat(math.Floor(fl(0)) + 0) // + 0: no -0, as numeric
 	case "ceil", "ceiling":
-		out.AppendFloat(math.Ceil(fl(0)))
+		out.AppendFloat(math.Ceil(fl(0)) + 0)
 	case "sign":
 		x := fl(0)
 		switch {
@@ -145,7 +156,7 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		if len(f.vals) == 2 {
 			places = int(f.vals[1].Ints[i])
 		}
-		out.AppendFloat(roundDecimal(fl(0), places, name == "trunc"))
+		out.AppendFloat(roundDecimal(fl(0), places, name == "trunc") + 0)
 	case "mod":
 		a, b := f.vals[0], f.vals[1]
 		if a.Type.Phys() == types.PhysInt {
@@ -201,7 +212,7 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			if n > 0 {
 				f.buf = append(f.buf, sep...)
 			}
-			f.buf = append(f.buf, v.GetBytes(i)...)
+			f.buf = types.AppendText(f.buf, v, i)
 			n++
 		}
 		out.AppendBytes(f.buf)
@@ -216,29 +227,31 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			out.AppendString("")
 			break
 		}
-		if n > maxTextBytes {
-			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
-		}
 		if len(s) >= n || len(fill) == 0 {
 			out.AppendString(string(s[:min(len(s), n)]))
 			break
 		}
-		pad := make([]rune, 0, n-len(s))
-		for len(pad) < n-len(s) {
-			pad = append(pad, fill[len(pad)%len(fill)])
+		var sb strings.Builder
+		if name == "rpad" {
+			sb.WriteString(string(s))
+		}
+		for k := 0; k < n-len(s); k++ {
+			sb.WriteRune(fill[k%len(fill)])
+			if sb.Len() > maxTextBytes {
+				return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
+			}
 		}
 		if name == "lpad" {
-			out.AppendString(string(pad) + string(s))
-		} else {
-			out.AppendString(string(s) + string(pad))
+			sb.WriteString(string(s))
 		}
+		out.AppendString(sb.String())
 	case "repeat":
 		s, n := f.vals[0].GetBytes(i), f.vals[1].Ints[i]
 		if n <= 0 || len(s) == 0 {
 			out.AppendString("")
 			break
 		}
-		if int64(len(s))*n > maxTextBytes {
+		if n > maxTextBytes/int64(len(s)) {
 			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
 		}
 		out.AppendString(strings.Repeat(string(s), int(n)))
@@ -273,7 +286,9 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		switch {
 		case c == 0:
 			return true, pgerror.New(pgerror.ProgramLimitExceeded, "null character not permitted")
-		case c < 0 || c > unicode.MaxRune || (c >= 0xD800 && c <= 0xDFFF):
+		case c < 0:
+			return true, pgerror.New(pgerror.InvalidParameterValue, "character number must be positive")
+		case c > unicode.MaxRune || (c >= 0xD800 && c <= 0xDFFF):
 			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested character too large for encoding: "+strconv.FormatInt(c, 10))
 		}
 		out.AppendString(string(rune(c)))
@@ -322,7 +337,12 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		}
 		out.AppendString(sb.String())
 	case "to_hex":
-		out.AppendString(strconv.FormatUint(uint64(f.vals[0].Ints[i]), 16))
+		n := f.vals[0].Ints[i]
+		if f.vals[0].Type.Kind != types.Int8 {
+			out.AppendString(strconv.FormatUint(uint64(uint32(n)), 16)) // an int4's two's complement
+		} else {
+			out.AppendString(strconv.FormatUint(uint64(n), 16))
+		}
 	case "position":
 		s, sub := f.str(0, i), f.str(1, i)
 		k := strings.Index(s, sub)
@@ -354,10 +374,7 @@ func roundDecimal(x float64, places int, trunc bool) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return x
 	}
-	if places > 300 {
-		return x
-	}
-	places = max(places, -330)
+	places = max(min(places, 1100), -330) // past these, every float8 is itself, or 0
 	r, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
 	if !ok {
 		return x

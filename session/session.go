@@ -121,6 +121,9 @@ func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) 
 	return nil
 }
 
+// Abort is abort, for the wire layer after a recovered panic.
+func (s *Session) Abort() { s.abort() }
+
 // abort ends the implicit transaction or marks the explicit one failed.
 func (s *Session) abort() {
 	if s.explicit {
@@ -294,17 +297,19 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	return pgerror.AssertionFailedf("unhandled statement %T", p.Stmt)
 }
 
-// createTable binds and creates the table st describes; with IF NOT
-// EXISTS, a table of that name is a notice and created false.
-func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (created bool, err error) {
+// createTable binds and creates the table st describes and returns its
+// descriptor (its id set); with IF NOT EXISTS, a table of that name is a
+// notice and the descriptor nil.
+func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.TableDesc, error) {
 	desc, err := sql.BindCreateTable(s.catalog(), st)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if created, err = s.eng.db.CreateTable(desc, st.IfNotExists); err != nil || created {
-		return created, err
+	created, err := s.eng.db.CreateTable(desc, st.IfNotExists)
+	if err != nil || created {
+		return desc, err
 	}
-	return false, s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name)
+	return nil, s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name)
 }
 
 // createTableAs runs CREATE TABLE ... AS and SELECT ... INTO: a table with
@@ -332,20 +337,16 @@ func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w Re
 		}
 		ct.Columns = append(ct.Columns, sql.ColumnDef{Name: names[i], Type: sql.StoredType(c.Type)})
 	}
-	created, err := s.createTable(ct, w)
+	desc, err := s.createTable(ct, w)
 	if err != nil {
 		return err
 	}
-	if !created {
+	if desc == nil {
 		return w.WriteComplete("CREATE TABLE AS")
 	}
 	// The table is made at once; if the transaction does not commit (the
 	// query fails, ROLLBACK, the client goes), it is dropped again: this
 	// table, not one made under its name since.
-	desc, err := db.Table(st.Name)
-	if err != nil {
-		return err
-	}
 	name, id, log := st.Name, desc.ID, s.eng.logger
 	s.ensureTxn().OnAbort(func() {
 		if _, err := db.DropTableID(name, id); err != nil {

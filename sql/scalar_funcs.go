@@ -106,7 +106,14 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		if len(args) != 2 {
 			return noSuch()
 		}
-		a, b := resolveNumeric(args[0]), resolveNumeric(args[1])
+		a, b := args[0], args[1]
+		switch {
+		case isUnknown(a) && !isUnknown(b) && b.Type().IsNumeric():
+			a = castExpr(a, b.Type())
+		case isUnknown(b) && !isUnknown(a) && a.Type().IsNumeric():
+			b = castExpr(b, a.Type())
+		}
+		a, b = resolveNumeric(a), resolveNumeric(b)
 		if !a.Type().IsNumeric() || !b.Type().IsNumeric() {
 			return noSuch()
 		}
@@ -121,6 +128,9 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		}
 		t := types.TypUnknown
 		for _, a := range args {
+			if isUnknown(a) {
+				continue // an untyped literal or NULL takes the others' type
+			}
 			var ok bool
 			if t, ok = commonType(t, a.Type()); !ok {
 				return nil, true, pgerror.Newf(pgerror.DatatypeMismatch, "%s types %s and %s cannot be matched", strings.ToUpper(name), t, a.Type())
@@ -141,9 +151,17 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		if len(args) == 0 || name == "concat_ws" && len(args) < 2 {
 			return noSuch()
 		}
+		// The values' output functions, as PostgreSQL's concat: a boolean
+		// is t or f (a cast to text would say true or false).
 		out := make([]plan.Expr, len(args))
 		for i, a := range args {
-			out[i] = textOf(resolveUnknown(a))
+			out[i] = resolveUnknown(a)
+			if out[i].Type().IsRegType() {
+				out[i] = textOf(out[i])
+			}
+		}
+		if name == "concat_ws" {
+			out[0] = textOf(out[0])
 		}
 		return &plan.Func{Name: name, Args: out, Typ: types.TypText}, true, nil
 	}
@@ -160,8 +178,8 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		switch {
 		case isUnknown(a), at.Equal(want):
 			out[i] = castExpr(a, want)
-		case want.IsInteger() && at.IsInteger():
-			out[i] = a // integers of any width are int64 in a Vec
+		case want.IsInteger() && at.IsInteger() && (at.Kind != types.Int8 || want.Kind == types.Int8):
+			out[i] = a // integers of any width are int64 in a Vec; to_hex reads the width
 		case want.IsTextual() && at.IsTextual():
 			out[i] = castExpr(a, want)
 		case name == "octet_length" && at.Kind == types.Bytea:
@@ -189,5 +207,5 @@ func resolveNumeric(a plan.Expr) plan.Expr {
 
 // orderable reports whether values of t compare (GREATEST, LEAST).
 func orderable(t types.Type) bool {
-	return t.IsNumeric() || t.IsTextual() || t.Kind == types.Bool || t.Kind == types.Bytea
+	return t.IsNumeric() || t.IsTextual() || t.Kind == types.Bool || t.Kind == types.Bytea || t.Kind == types.UUID
 }

@@ -380,6 +380,8 @@ func (t Type) Size() int16 {
 		return 64
 	case Int8, Float8:
 		return 8
+	case UUID:
+		return 16
 	}
 	return -1
 }

@@ -292,6 +292,9 @@ func TestPanicBecomesInternalError(t *testing.T) {
 			t.Fatalf("connection unusable after panic: %v", err)
 		}
 	}
+	if n := ts.eng.aborts.Load(); n != 3 {
+		t.Errorf("the session's transaction was aborted %d times after 3 panics", n)
+	}
 	if log := ts.log.String(); !strings.Contains(log, "fake session panic") || !strings.Contains(log, "fakeSession).exec") {
 		t.Errorf("panic not logged with its stack:\n%s", log)
 	}

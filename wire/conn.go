@@ -233,6 +233,7 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.logPanic(r)
+			c.sess.Abort()
 			c.wbuf = c.wbuf[:c.committed]
 			c.sendError(pgerror.AssertionFailedf("%v", r))
 			switch msg.(type) {

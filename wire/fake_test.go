@@ -21,6 +21,8 @@ import (
 type fakeEngine struct {
 	open    atomic.Int64
 	created atomic.Int64
+	// aborts counts Session.Abort calls (after recovered panics).
+	aborts atomic.Int64
 	mu      sync.Mutex
 	infos   []StartupInfo
 	// started, if set, receives a value when a "sleep" statement begins.
@@ -71,6 +73,8 @@ type fakeSession struct {
 var _ Session = (*fakeSession)(nil)
 
 func (s *fakeSession) TxStatus() byte { return s.status }
+
+func (s *fakeSession) Abort() { s.eng.aborts.Add(1) }
 
 func (s *fakeSession) Close() {
 	if s.closed {

@@ -50,6 +50,10 @@ type Session interface {
 	TxStatus() byte
 	// Close releases the session, rolling back any open transaction.
 	Close()
+	// Abort ends the statement's transaction after a failure the session
+	// did not see (a recovered panic): an implicit one rolls back, an
+	// explicit one is marked failed.
+	Abort()
 
 	// The extended query protocol; see the methods of the same names of
 	// session.Session.
