@@ -23,8 +23,8 @@ type fakeEngine struct {
 	created atomic.Int64
 	// aborts counts Session.Abort calls (after recovered panics).
 	aborts atomic.Int64
-	mu      sync.Mutex
-	infos   []StartupInfo
+	mu     sync.Mutex
+	infos  []StartupInfo
 	// started, if set, receives a value when a "sleep" statement begins.
 	started chan struct{}
 }
