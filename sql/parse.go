@@ -842,15 +842,19 @@ func convertExpr(n *pg.Node) (Expr, error) {
 				return nil, err
 			}
 		}
-		if len(f.AggOrder) > 0 || f.AggFilter != nil {
-			return nil, unsupported("ordered or filtered aggregates")
+		if len(f.AggOrder) > 0 {
+			return nil, unsupported("ordered aggregates")
 		}
 		args, err := convertExprs(f.Args)
 		if err != nil {
 			return nil, err
 		}
 		name := strings.ToLower(opName(f.Funcname))
-		return &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Over: over}, nil
+		call := &FuncCall{Name: name, Args: args, Star: f.AggStar, Distinct: f.AggDistinct, Over: over}
+		if f.AggFilter != nil {
+			return filteredAggregate(call, f.AggFilter)
+		}
+		return call, nil
 	case *pg.Node_AArrayExpr:
 		return convertArrayExpr(e.AArrayExpr)
 	case *pg.Node_TypeCast:
@@ -942,6 +946,29 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		return sqlValueFunction(e.SqlvalueFunction)
 	}
 	return nil, unsupported(exprFeature(n))
+}
+
+// filteredAggregate rewrites agg(x) FILTER (WHERE cond) as
+// agg(CASE WHEN cond THEN x END): every aggregate here skips NULL inputs,
+// so the rows the filter drops count for nothing (count(*) counts
+// CASE WHEN cond THEN 1 END).
+func filteredAggregate(call *FuncCall, filter *pg.Node) (Expr, error) {
+	if _, ok := aggFuncs[call.Name]; !ok {
+		return nil, pgerror.Newf(pgerror.WrongObjectType, "FILTER specified, but %s is not an aggregate function", call.Name)
+	}
+	cond, err := convertExpr(filter)
+	if err != nil {
+		return nil, err
+	}
+	when := func(x Expr) Expr { return &CaseExpr{Whens: []CaseWhen{{Cond: cond, Result: x}}} }
+	switch {
+	case call.Star:
+		call.Star = false
+		call.Args = []Expr{when(&Literal{Kind: LitInt, Text: "1"})}
+	case len(call.Args) > 0:
+		call.Args[0] = when(call.Args[0]) // string_agg's separator stays
+	}
+	return call, nil
 }
 
 // exprFeatures names the expressions deeplaked does not take, as error
