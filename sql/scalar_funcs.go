@@ -73,6 +73,17 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		return &plan.Func{Name: name, Args: out, Typ: types.TypFloat8}, true, nil
 	}
 	switch name {
+	case "pg_typeof":
+		// The argument's type as bound (an untyped literal is unknown, as
+		// in PostgreSQL); a regtype, printed as the type's name.
+		if len(args) != 1 {
+			return noSuch()
+		}
+		oid := args[0].Type().OID()
+		if isUnknown(args[0]) {
+			oid = types.OIDUnknown
+		}
+		return plan.IntConst(types.Type{Kind: types.RegType}, int64(oid)), true, nil
 	case "gen_random_uuid":
 		if len(args) != 0 {
 			return noSuch()
