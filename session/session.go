@@ -224,6 +224,24 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			return err
 		}
 		return s.writeDML(w, "DELETE", n.Columns(), res)
+	case *sql.Truncate:
+		// TRUNCATE as PostgreSQL's: every table's rows go, in the
+		// statement's transaction (a rollback brings them back); the
+		// names are checked before any row is deleted.
+		dels := make([]*plan.Delete, len(st.Tables))
+		for i, name := range st.Tables {
+			n, err := sql.BindDelete(s.catalog(), &sql.Delete{Table: name})
+			if err != nil {
+				return err
+			}
+			dels[i] = n
+		}
+		for _, n := range dels {
+			if _, err := exec.RunDelete(s.env(ctx), n); err != nil {
+				return err
+			}
+		}
+		return w.WriteComplete("TRUNCATE TABLE")
 	case *sql.Copy:
 		return s.copyFrom(ctx, st, w)
 	case *sql.CopyTo:

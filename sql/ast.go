@@ -47,6 +47,10 @@ type (
 		NoData  bool
 		Options []Option
 	}
+	// Truncate is TRUNCATE [TABLE] names.
+	Truncate struct {
+		Tables []string
+	}
 	// DropTable is DROP TABLE.
 	DropTable struct {
 		Names    []string
@@ -357,6 +361,7 @@ const (
 
 func (*CreateTable) stmt()   {}
 func (*CreateTableAs) stmt() {}
+func (*Truncate) stmt()      {}
 func (*DropTable) stmt()     {}
 func (*Insert) stmt()        {}
 func (*Update) stmt()        {}

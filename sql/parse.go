@@ -93,6 +93,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertSelect(s.SelectStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return convertCreateTableAs(s.CreateTableAsStmt)
+	case *pg.Node_TruncateStmt:
+		return convertTruncate(s.TruncateStmt)
 	case *pg.Node_TransactionStmt:
 		switch s.TransactionStmt.Kind {
 		case pg.TransactionStmtKind_TRANS_STMT_BEGIN:
@@ -587,6 +589,25 @@ func convertUpdate(s *pg.UpdateStmt) (Stmt, error) {
 	}
 	up.Returning, err = convertTargets(s.ReturningList)
 	return up, err
+}
+
+// convertTruncate converts TRUNCATE: the tables' rows are deleted in the
+// statement's transaction. RESTART IDENTITY (resetting the serial
+// columns' sequences) is 0A000; CASCADE and RESTRICT have nothing to do
+// (there are no foreign keys).
+func convertTruncate(s *pg.TruncateStmt) (Stmt, error) {
+	if s.RestartSeqs {
+		return nil, unsupported("TRUNCATE ... RESTART IDENTITY")
+	}
+	t := &Truncate{}
+	for _, n := range s.Relations {
+		name, err := rangeName(n.GetRangeVar())
+		if err != nil {
+			return nil, err
+		}
+		t.Tables = append(t.Tables, name)
+	}
+	return t, nil
 }
 
 func convertDelete(s *pg.DeleteStmt) (Stmt, error) {
