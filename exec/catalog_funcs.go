@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -32,6 +33,8 @@ type funcEval struct {
 	elemNull bool
 	elemOK   bool
 	buf, tmp []byte
+	// now is the statement's time, taken at the first row (now()).
+	now time.Time
 }
 
 var comparisonByName = map[string]plan.Op{

@@ -8,6 +8,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -33,6 +34,9 @@ type Env struct {
 	// exact shuffle of a query's rows); nil: DB.TempFile, or none without
 	// a DB.
 	TempFile func(pattern string) (*os.File, error)
+	// Now is the statement's time, which now() and current_date read
+	// (zero: the time each call is first evaluated).
+	Now time.Time
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,6 +36,31 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 	switch name := f.fn.Name; name {
 	case "pi":
 		out.AppendFloat(math.Pi)
+	case "now":
+		if f.now.IsZero() {
+			f.now = f.env.Now
+		}
+		if f.now.IsZero() {
+			f.now = time.Now()
+		}
+		us := types.TimestampOf(f.now)
+		if out.Type.Kind == types.Date {
+			out.AppendInt(us / 86400e6)
+		} else {
+			out.AppendInt(us)
+		}
+	case "date_part", "extract":
+		v, err := datePart(f.str(0, i), f.vals[1], i)
+		if err != nil {
+			return true, err
+		}
+		out.AppendFloat(v)
+	case "date_trunc":
+		v, err := dateTrunc(f.str(0, i), f.vals[1].Ints[i])
+		if err != nil {
+			return true, err
+		}
+		out.AppendInt(v)
 	case "gen_random_uuid":
 		f.buf = types.NewUUIDv4(f.buf[:0])
 		out.AppendBytes(f.buf)
@@ -354,6 +380,121 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// datePart returns field of row i of x (a date or timestamp), as
+// PostgreSQL's date_part does (extract returns numeric there, double
+// precision here).
+func datePart(field string, x *types.Vec, i int) (float64, error) {
+	us := x.Ints[i]
+	if x.Type.Kind == types.Date {
+		switch us {
+		case types.DateInfinity:
+			return math.Inf(1), nil
+		case types.DateNegInfinity:
+			return math.Inf(-1), nil
+		}
+		us *= 86400e6
+	} else {
+		switch us {
+		case types.TimestampInfinity:
+			return math.Inf(1), nil
+		case types.TimestampNegInfinity:
+			return math.Inf(-1), nil
+		}
+	}
+	t := types.TimestampTime(us)
+	secs := float64(t.Second()) + float64(t.Nanosecond())/1e9
+	switch strings.ToLower(strings.TrimSpace(field)) {
+	case "year", "years":
+		return float64(t.Year()), nil
+	case "month", "months", "mon", "mons":
+		return float64(t.Month()), nil
+	case "day", "days":
+		return float64(t.Day()), nil
+	case "hour", "hours":
+		return float64(t.Hour()), nil
+	case "minute", "minutes", "min", "mins":
+		return float64(t.Minute()), nil
+	case "second", "seconds", "sec", "secs":
+		return secs, nil
+	case "millisecond", "milliseconds", "ms":
+		return secs * 1000, nil
+	case "microsecond", "microseconds", "us":
+		return float64(t.Second()*1e6 + t.Nanosecond()/1000), nil
+	case "epoch":
+		return float64(us)/1e6 + pgEpochUnixF, nil
+	case "dow":
+		return float64(t.Weekday()), nil
+	case "isodow":
+		d := int(t.Weekday())
+		if d == 0 {
+			d = 7
+		}
+		return float64(d), nil
+	case "doy":
+		return float64(t.YearDay()), nil
+	case "week":
+		_, w := t.ISOWeek()
+		return float64(w), nil
+	case "isoyear":
+		y, _ := t.ISOWeek()
+		return float64(y), nil
+	case "quarter":
+		return float64((int(t.Month())-1)/3 + 1), nil
+	case "decade":
+		return float64(t.Year() / 10), nil
+	case "century":
+		return float64((t.Year() + 99) / 100), nil
+	case "millennium":
+		return float64((t.Year() + 999) / 1000), nil
+	}
+	return 0, pgerror.Newf(pgerror.InvalidParameterValue, "unit \"%s\" not recognized for type %s", field, x.Type)
+}
+
+const pgEpochUnixF = 946684800
+
+// dateTrunc truncates the timestamp us to field's precision (timestamps
+// of both kinds are in UTC here).
+func dateTrunc(field string, us int64) (int64, error) {
+	if us == types.TimestampInfinity || us == types.TimestampNegInfinity {
+		return us, nil
+	}
+	t := types.TimestampTime(us)
+	y, mo, d := t.Date()
+	var r time.Time
+	switch strings.ToLower(strings.TrimSpace(field)) {
+	case "microseconds", "microsecond":
+		return us, nil
+	case "milliseconds", "millisecond":
+		r = t.Truncate(time.Millisecond)
+	case "second", "seconds":
+		r = t.Truncate(time.Second)
+	case "minute", "minutes":
+		r = t.Truncate(time.Minute)
+	case "hour", "hours":
+		r = t.Truncate(time.Hour)
+	case "day", "days":
+		r = time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+	case "week", "weeks":
+		wd := (int(t.Weekday()) + 6) % 7 // days since Monday
+		r = time.Date(y, mo, d-wd, 0, 0, 0, 0, time.UTC)
+	case "month", "months":
+		r = time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
+	case "quarter":
+		r = time.Date(y, mo-(mo-1)%3, 1, 0, 0, 0, 0, time.UTC)
+	case "year", "years":
+		r = time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "decade":
+		r = time.Date(y-y%10, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "century":
+		r = time.Date((y-1)/100*100+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "millennium":
+		r = time.Date((y-1)/1000*1000+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	default:
+		return 0, pgerror.Newf(pgerror.InvalidParameterValue, "unit \"%s\" not recognized for type timestamp", field)
+	}
+	return types.TimestampOf(r), nil
 }
 
 func logArg(x float64) error {

@@ -20,6 +20,7 @@ const (
 	NumericValueOutOfRange       Code = "22003"
 	NullValueNotAllowed          Code = "22004"
 	InvalidDatetimeFormat        Code = "22007"
+	DatetimeFieldOverflow        Code = "22008"
 	DivisionByZero               Code = "22012"
 	InvalidParameterValue        Code = "22023"
 	ArraySubscriptError          Code = "2202E"

@@ -97,6 +97,8 @@ func zoneComparable(col, k types.Type) bool {
 		return true
 	case col.Kind == types.UUID && k.Kind == types.UUID:
 		return true // canonical text, ordered as the bytes
+	case col.IsDateTime() && k.Kind == col.Kind:
+		return true
 	}
 	return false
 }

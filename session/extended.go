@@ -152,7 +152,8 @@ func declaredParam(oid uint32) (paramSpec, error) {
 		return paramSpec{oid: oid, typ: types.HalfVecOf(0)}, nil
 	}
 	for _, t := range []types.Type{types.TypBool, types.TypBytea, types.TypInt8, types.TypInt2, types.TypInt4,
-		types.TypText, types.TypJSON, types.TypFloat4, types.TypFloat8, {Kind: types.Varchar}, types.TypJSONB, {Kind: types.UUID}} {
+		types.TypText, types.TypJSON, types.TypFloat4, types.TypFloat8, {Kind: types.Varchar}, types.TypJSONB, {Kind: types.UUID},
+		{Kind: types.Date}, {Kind: types.Timestamp}, {Kind: types.TimestampTZ}} {
 		if t.OID() == oid {
 			return paramSpec{oid: oid, typ: t}, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -39,6 +40,8 @@ type Session struct {
 	User     string
 	Database string
 	settings settings
+	// stmtTime is when the running statement began (now()).
+	stmtTime time.Time
 
 	txn      *storage.Txn
 	explicit bool // inside BEGIN ... COMMIT
@@ -471,7 +474,7 @@ func (s *Session) catalog() sql.Catalog {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.stmtTime}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {

@@ -577,6 +577,7 @@ var errStatementTimeout = pgerror.New(pgerror.QueryCanceled, "canceling statemen
 // statementContext returns the context one statement runs under: ctx,
 // with statement_timeout applied when it is set.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	s.stmtTime = time.Now()
 	ms, _ := parseMillis(s.settings.cur["statement_timeout"])
 	if ms <= 0 {
 		return ctx, func() {}

@@ -468,7 +468,13 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		return types.VectorOf(dim), false, nil
 	case "uuid":
 		return types.Type{Kind: types.UUID}, false, nil
-	case "timestamp", "timestamptz", "date", "time", "interval":
+	case "date":
+		return types.Type{Kind: types.Date}, false, nil
+	case "timestamp":
+		return types.Type{Kind: types.Timestamp}, false, nil
+	case "timestamptz":
+		return types.Type{Kind: types.TimestampTZ}, false, nil
+	case "time", "interval":
 		return t, false, pgerror.Newf(pgerror.FeatureNotSupported, "type %s is not supported yet", name)
 	}
 	if dt, ok := types.DTypeByName(name); ok && name != "int8" {

@@ -160,8 +160,14 @@ func sqlValueFunction(f *pg.SQLValueFunction) (Expr, error) {
 		return &FuncCall{Name: "current_database"}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 		return &FuncCall{Name: "current_schema"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return &FuncCall{Name: "now"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return &FuncCall{Name: "current_date"}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return &FuncCall{Name: "localtimestamp"}, nil
 	}
-	return nil, unsupported("date and time functions")
+	return nil, unsupported("the time of day types (CURRENT_TIME, LOCALTIME)")
 }
 
 // convertSetOp converts UNION, INTERSECT and EXCEPT [ALL] with the ORDER BY,

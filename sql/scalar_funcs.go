@@ -73,6 +73,41 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		return &plan.Func{Name: name, Args: out, Typ: types.TypFloat8}, true, nil
 	}
 	switch name {
+	case "now", "transaction_timestamp", "statement_timestamp", "current_date", "localtimestamp":
+		// The statement's start, the same for every row (exec: "now").
+		if len(args) != 0 {
+			return noSuch()
+		}
+		t := types.Type{Kind: types.TimestampTZ}
+		switch name {
+		case "current_date":
+			t = types.Type{Kind: types.Date}
+		case "localtimestamp":
+			t = types.Type{Kind: types.Timestamp}
+		}
+		return &plan.Func{Name: "now", Typ: t}, true, nil
+	case "date_part", "extract", "date_trunc":
+		if len(args) != 2 {
+			return noSuch()
+		}
+		field, x := args[0], args[1]
+		if !isUnknown(field) && !field.Type().IsTextual() {
+			return noSuch()
+		}
+		if isUnknown(x) {
+			x = castExpr(x, types.Type{Kind: types.TimestampTZ})
+		}
+		if !x.Type().IsDateTime() {
+			return noSuch()
+		}
+		ret := types.TypFloat8
+		if name == "date_trunc" {
+			if x.Type().Kind == types.Date {
+				x = castExpr(x, types.Type{Kind: types.TimestampTZ})
+			}
+			ret = x.Type()
+		}
+		return &plan.Func{Name: name, Args: []plan.Expr{castExpr(field, types.TypText), x}, Typ: ret}, true, nil
 	case "pg_typeof":
 		// The argument's type as bound (an untyped literal is unknown, as
 		// in PostgreSQL); a regtype, printed as the type's name.

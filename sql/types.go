@@ -89,7 +89,7 @@ func foldLiteral(c *plan.Const, t types.Type) *plan.Const {
 		return nil
 	}
 	switch {
-	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text, t.Kind == types.UUID:
+	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text, t.Kind == types.UUID, t.IsDateTime():
 	default:
 		return nil
 	}
@@ -112,6 +112,9 @@ func canCast(s, t types.Type) bool {
 		return true
 	}
 	if (s.Kind == types.JSON || s.Kind == types.JSONB) && (t.Kind == types.JSON || t.Kind == types.JSONB) {
+		return true
+	}
+	if s.IsDateTime() && t.IsDateTime() {
 		return true
 	}
 	if s.Kind == t.Kind && s.Kind != types.Tensor {
@@ -143,7 +146,8 @@ func assignCast(e plan.Expr, t types.Type, col string) (plan.Expr, error) {
 	}
 	ok := (s.IsNumeric() && t.IsNumeric()) || (s.IsTextual() && t.IsTextual()) ||
 		(s.Kind == t.Kind) || ((s.Kind == types.JSON || s.Kind == types.JSONB) && (t.Kind == types.JSON || t.Kind == types.JSONB)) ||
-		(isFloat32Vec(s) && isFloat32Vec(t)) || (s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape))
+		(isFloat32Vec(s) && isFloat32Vec(t)) || (s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape)) ||
+		(s.IsDateTime() && t.IsDateTime())
 	if !ok {
 		return nil, pgerror.Newf(pgerror.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", col, t, s).
 			WithHint("You will need to rewrite or cast the expression.")
@@ -189,6 +193,12 @@ func commonType(a, b types.Type) (types.Type, bool) {
 		return types.TypFloat8, true
 	case a.IsTextual() && b.IsTextual():
 		return types.TypText, true
+	case a.IsDateTime() && b.IsDateTime() && a.Kind != b.Kind:
+		// date < timestamp < timestamptz, as PostgreSQL promotes them.
+		if a.Kind == types.TimestampTZ || b.Kind == types.TimestampTZ {
+			return types.Type{Kind: types.TimestampTZ}, true
+		}
+		return types.Type{Kind: types.Timestamp}, true
 	case a.Kind == b.Kind && a.Kind != types.Tensor:
 		return a, true
 	case a.Kind == types.Tensor && b.Kind == types.Tensor && a.Equal(b):

@@ -142,8 +142,26 @@ func kindCode(k types.Kind) byte {
 		return 14
 	case types.UUID:
 		return 15
+	case types.Date:
+		return 16
+	case types.Timestamp:
+		return 17
+	case types.TimestampTZ:
+		return 18
 	}
 	return 0
+}
+
+// physKind is the kind whose layout a column of kind k is stored in:
+// dates as int4, timestamps as int8, every other kind as itself.
+func physKind(k types.Kind) types.Kind {
+	switch k {
+	case types.Date:
+		return types.Int4
+	case types.Timestamp, types.TimestampTZ:
+		return types.Int8
+	}
+	return k
 }
 
 // dtypeCode returns the format's code for a dtype, 0 if it has none.
@@ -182,9 +200,9 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 1
 	case types.Int2:
 		s.layout, s.width = layoutFixed, 2
-	case types.Int4, types.Float4:
+	case types.Int4, types.Float4, types.Date:
 		s.layout, s.width = layoutFixed, 4
-	case types.Int8, types.Float8:
+	case types.Int8, types.Float8, types.Timestamp, types.TimestampTZ:
 		s.layout, s.width = layoutFixed, 8
 	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID:
 		s.layout = layoutVar
@@ -507,7 +525,7 @@ func checkOut(out *types.Vec, p types.Phys) error {
 
 // appendFixed appends one non-NULL fixed-width value.
 func appendFixed(out *types.Vec, kind types.Kind, val []byte, w int) error {
-	switch kind {
+	switch physKind(kind) {
 	case types.Bool:
 		if val[0] > 1 {
 			return corruptionf("column chunk: bool byte %d", val[0])
@@ -819,7 +837,7 @@ func appendRaw(dst []byte, typ types.Type, s colShape, v *types.Vec, from, to, v
 		dst = growBytes(dst, valuesLen)
 		vals := dst[base:]
 		w := s.width
-		switch typ.Kind {
+		switch physKind(typ.Kind) {
 		case types.Bool:
 			for i, b := range v.Bools[from:to] {
 				vals[i] = 0
@@ -1171,7 +1189,7 @@ func (h *colChunkHeader) appendNulls(out *types.Vec) {
 // decodeFixed appends the rows of a fixed-width chunk.
 func (h *colChunkHeader) decodeFixed(vals []byte, out *types.Vec) error {
 	n, w := h.rows, h.shape.width
-	switch h.kind {
+	switch physKind(h.kind) {
 	case types.Bool:
 		for _, b := range vals {
 			if b > 1 {

@@ -69,7 +69,7 @@ func computeZoneMap(typ types.Type, v *types.Vec, from, to int) ZoneMap {
 	if z.NullCount == z.Rows {
 		return z
 	}
-	switch typ.Kind {
+	switch physKind(typ.Kind) {
 	case types.Bool:
 		z.Phys, z.MinInt, z.MaxInt = types.PhysBool, 1, 0
 		for i := from; i < to; i++ {

@@ -37,8 +37,10 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return binary.BigEndian.AppendUint16(dst, uint16(v.Ints[i]))
 	case Int4, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return binary.BigEndian.AppendUint32(dst, uint32(v.Ints[i]))
-	case Int8:
+	case Int8, Timestamp, TimestampTZ:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.Ints[i]))
+	case Date:
+		return binary.BigEndian.AppendUint32(dst, uint32(v.Ints[i]))
 	case Float4:
 		return binary.BigEndian.AppendUint32(dst, Float4Bits(v.Floats[i]))
 	case Float8:

@@ -51,11 +51,16 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 			return err
 		}
 		v.AppendInt(int64(binary.BigEndian.Uint32(b)))
-	case Int8:
+	case Int8, Timestamp, TimestampTZ:
 		if err := fixedSize(b, 8); err != nil {
 			return err
 		}
 		v.AppendInt(int64(binary.BigEndian.Uint64(b)))
+	case Date:
+		if err := fixedSize(b, 4); err != nil {
+			return err
+		}
+		v.AppendInt(int64(int32(binary.BigEndian.Uint32(b))))
 	case Float4:
 		if err := fixedSize(b, 4); err != nil {
 			return err

@@ -21,6 +21,10 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 		return append(dst, 'f')
 	case Int2, Int4, Int8, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return strconv.AppendInt(dst, v.Ints[i], 10)
+	case Date:
+		return AppendDate(dst, v.Ints[i])
+	case Timestamp, TimestampTZ:
+		return AppendTimestamp(dst, v.Ints[i], v.Type.Kind == TimestampTZ)
 	case Float4:
 		return AppendFloat4(dst, float32(v.Floats[i]))
 	case Float8:
@@ -97,6 +101,18 @@ func AppendParsed(v *Vec, s string) error {
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return NormalizeJSONB([]byte(s), dst) })
 	case UUID:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendUUIDParsed(dst, s) })
+	case Date:
+		d, err := ParseDate(s)
+		if err != nil {
+			return err
+		}
+		v.AppendInt(d)
+	case Timestamp, TimestampTZ:
+		us, err := ParseTimestamp(s, v.Type.Kind == TimestampTZ)
+		if err != nil {
+			return err
+		}
+		v.AppendInt(us)
 	case Bytea:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendByteaParsed(dst, s) })
 	case Vector:

@@ -49,6 +49,11 @@ const (
 	// UUID is held in its canonical text form (36 bytes, lower-case hex
 	// and hyphens), whose byte order is the order of the 16 bytes.
 	UUID
+	// Date, Timestamp and TimestampTZ are held as PostgreSQL holds them
+	// (datetime.go): days or microseconds since 2000-01-01, in Ints.
+	Date
+	Timestamp
+	TimestampTZ
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -117,7 +122,7 @@ func (t Type) Phys() Phys {
 	switch t.Kind {
 	case Bool:
 		return PhysBool
-	case Int2, Int4, Int8, Oid, RegClass, RegType, RegNamespace, RegProc:
+	case Int2, Int4, Int8, Oid, RegClass, RegType, RegNamespace, RegProc, Date, Timestamp, TimestampTZ:
 		return PhysInt
 	case Float4, Float8:
 		return PhysFloat
@@ -234,6 +239,12 @@ func (t Type) String() string {
 		return "jsonb"
 	case UUID:
 		return "uuid"
+	case Date:
+		return "date"
+	case Timestamp:
+		return "timestamp without time zone"
+	case TimestampTZ:
+		return "timestamp with time zone"
 	case Void:
 		return "void"
 	case Oid:
@@ -277,34 +288,37 @@ func (t Type) String() string {
 
 // PostgreSQL type OIDs.
 const (
-	OIDBool      uint32 = 16
-	OIDBytea     uint32 = 17
-	OIDInt8      uint32 = 20
-	OIDInt2      uint32 = 21
-	OIDInt4      uint32 = 23
-	OIDText      uint32 = 25
-	OIDJSON      uint32 = 114
-	OIDFloat4    uint32 = 700
-	OIDFloat8    uint32 = 701
-	OIDUnknown   uint32 = 705
-	OIDVoid      uint32 = 2278
-	OIDBoolArray uint32 = 1000
-	OIDInt2Array uint32 = 1005
-	OIDInt4Array uint32 = 1007
-	OIDTextArray uint32 = 1009
-	OIDInt8Array uint32 = 1016
-	OIDFloat4Arr uint32 = 1021
-	OIDFloat8Arr uint32 = 1022
-	OIDVarchar   uint32 = 1043
-	OIDJSONB     uint32 = 3802
-	OIDUUID      uint32 = 2950
-	OIDChar      uint32 = 18
-	OIDName      uint32 = 19
-	OIDRegProc   uint32 = 24
-	OIDOid       uint32 = 26
-	OIDRegClass  uint32 = 2205
-	OIDRegType   uint32 = 2206
-	OIDRegNsp    uint32 = 4089
+	OIDBool        uint32 = 16
+	OIDBytea       uint32 = 17
+	OIDInt8        uint32 = 20
+	OIDInt2        uint32 = 21
+	OIDInt4        uint32 = 23
+	OIDText        uint32 = 25
+	OIDJSON        uint32 = 114
+	OIDFloat4      uint32 = 700
+	OIDFloat8      uint32 = 701
+	OIDUnknown     uint32 = 705
+	OIDVoid        uint32 = 2278
+	OIDBoolArray   uint32 = 1000
+	OIDInt2Array   uint32 = 1005
+	OIDInt4Array   uint32 = 1007
+	OIDTextArray   uint32 = 1009
+	OIDInt8Array   uint32 = 1016
+	OIDFloat4Arr   uint32 = 1021
+	OIDFloat8Arr   uint32 = 1022
+	OIDVarchar     uint32 = 1043
+	OIDJSONB       uint32 = 3802
+	OIDUUID        uint32 = 2950
+	OIDDate        uint32 = 1082
+	OIDTimestamp   uint32 = 1114
+	OIDTimestampTZ uint32 = 1184
+	OIDChar        uint32 = 18
+	OIDName        uint32 = 19
+	OIDRegProc     uint32 = 24
+	OIDOid         uint32 = 26
+	OIDRegClass    uint32 = 2205
+	OIDRegType     uint32 = 2206
+	OIDRegNsp      uint32 = 4089
 	// OIDVector is deeplaked's fixed OID for pgvector's vector type (pgvector
 	// assigns one at CREATE EXTENSION time; clients look it up by name).
 	OIDVector uint32 = 16385
@@ -339,6 +353,12 @@ func (t Type) OID() uint32 {
 		return OIDJSONB
 	case UUID:
 		return OIDUUID
+	case Date:
+		return OIDDate
+	case Timestamp:
+		return OIDTimestamp
+	case TimestampTZ:
+		return OIDTimestampTZ
 	case Oid:
 		return OIDOid
 	case RegClass:
@@ -378,8 +398,10 @@ func (t Type) Size() int16 {
 		return 1
 	case Name:
 		return 64
-	case Int8, Float8:
+	case Int8, Float8, Timestamp, TimestampTZ:
 		return 8
+	case Date:
+		return 4
 	case UUID:
 		return 16
 	}

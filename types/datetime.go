@@ -1,0 +1,267 @@
+package types
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // named time zones in timestamptz input, wherever the server runs
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// date, timestamp and timestamptz are held as PostgreSQL holds them: days
+// (date) or microseconds (timestamp, timestamptz: UTC) since 2000-01-01,
+// in Ints; infinity and -infinity are the largest and smallest values.
+
+// pgEpochUnix is 2000-01-01 00:00:00 UTC in Unix seconds.
+const pgEpochUnix = 946684800
+
+const (
+	// DateInfinity and DateNegInfinity are date's infinity and -infinity.
+	DateInfinity    = math.MaxInt32
+	DateNegInfinity = math.MinInt32
+	// TimestampInfinity and TimestampNegInfinity are a timestamp's.
+	TimestampInfinity    = math.MaxInt64
+	TimestampNegInfinity = math.MinInt64
+)
+
+// IsDateTime reports whether t is date, timestamp or timestamptz.
+func (t Type) IsDateTime() bool {
+	return t.Kind == Date || t.Kind == Timestamp || t.Kind == TimestampTZ
+}
+
+// ParseDate parses s as date input: YYYY-MM-DD (a time after it is
+// ignored), epoch (1970-01-01), infinity or -infinity.
+func ParseDate(s string) (int64, error) {
+	us, special, err := parseDateTime(s, "date", false)
+	if err != nil {
+		return 0, err
+	}
+	switch special {
+	case 1:
+		return DateInfinity, nil
+	case -1:
+		return DateNegInfinity, nil
+	}
+	return floorDiv(us, 86400e6), nil
+}
+
+// ParseTimestamp parses s as timestamp (tz false: a zone in s is ignored,
+// as PostgreSQL ignores it) or timestamptz input (a zone in s applies;
+// none is UTC): YYYY-MM-DD[( |T)HH:MM[:SS[.ffffff]]][zone], epoch,
+// infinity or -infinity. The zone is Z, UTC, GMT, ±HH[[:]MM[[:]SS]] or a
+// name of the tz database (Europe/Paris).
+func ParseTimestamp(s string, tz bool) (int64, error) {
+	name := "timestamp"
+	if tz {
+		name = "timestamp with time zone"
+	}
+	us, special, err := parseDateTime(s, name, tz)
+	switch {
+	case err != nil:
+		return 0, err
+	case special > 0:
+		return TimestampInfinity, nil
+	case special < 0:
+		return TimestampNegInfinity, nil
+	}
+	return us, nil
+}
+
+// parseDateTime parses date or timestamp input into microseconds since
+// 2000-01-01 (special: 1 infinity, -1 -infinity).
+func parseDateTime(s, typ string, useZone bool) (us int64, special int, err error) {
+	bad := func() (int64, int, error) {
+		return 0, 0, pgerror.Newf(pgerror.InvalidDatetimeFormat, "invalid input syntax for type %s: \"%s\"", typ, s)
+	}
+	outOfRange := func() (int64, int, error) {
+		return 0, 0, pgerror.Newf(pgerror.DatetimeFieldOverflow, "date/time field value out of range: \"%s\"", s)
+	}
+	t := strings.TrimSpace(s)
+	switch strings.ToLower(t) {
+	case "infinity", "+infinity":
+		return 0, 1, nil
+	case "-infinity":
+		return 0, -1, nil
+	case "epoch": // 1970-01-01 00:00:00 UTC
+		return -pgEpochUnix * 1e6, 0, nil
+	}
+	num := func(min, max int) (int, bool) {
+		n := 0
+		for n < len(t) && n < max && '0' <= t[n] && t[n] <= '9' {
+			n++
+		}
+		if n < min {
+			return 0, false
+		}
+		v, _ := strconv.Atoi(t[:n])
+		t = t[n:]
+		return v, true
+	}
+	sep := func(c byte) bool {
+		if len(t) > 0 && t[0] == c {
+			t = t[1:]
+			return true
+		}
+		return false
+	}
+	year, ok := num(4, 6)
+	if !ok || !sep('-') {
+		return bad()
+	}
+	month, ok := num(1, 2)
+	if !ok || !sep('-') {
+		return bad()
+	}
+	day, ok := num(1, 2)
+	if !ok {
+		return bad()
+	}
+	var hour, min, sec, nanos int
+	if len(t) > 0 && (t[0] == ' ' || t[0] == 'T' || t[0] == 't') {
+		rest := strings.TrimLeft(t[1:], " ")
+		if len(rest) > 0 && '0' <= rest[0] && rest[0] <= '9' {
+			t = rest
+			if hour, ok = num(1, 2); !ok || !sep(':') {
+				return bad()
+			}
+			if min, ok = num(2, 2); !ok {
+				return bad()
+			}
+			if sep(':') {
+				if sec, ok = num(2, 2); !ok {
+					return bad()
+				}
+				if sep('.') {
+					n := 0
+					for n < len(t) && '0' <= t[n] && t[n] <= '9' {
+						n++
+					}
+					if n == 0 {
+						return bad()
+					}
+					frac := t[:n]
+					t = t[n:]
+					// Round to microseconds, as PostgreSQL does.
+					for len(frac) < 7 {
+						frac += "0"
+					}
+					f, _ := strconv.Atoi(frac[:7])
+					nanos = (f + 5) / 10 * 1000
+				}
+			}
+		}
+	}
+	loc := time.UTC
+	if z := strings.TrimSpace(t); z != "" {
+		zl, zok := parseZone(z)
+		if !zok {
+			return bad()
+		}
+		if useZone {
+			loc = zl
+		}
+	}
+	if year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
+		hour > 24 || min > 59 || sec > 60 || hour == 24 && (min > 0 || sec > 0 || nanos > 0) {
+		return outOfRange()
+	}
+	tm := time.Date(year, time.Month(month), day, hour, min, sec, nanos, loc)
+	if typ == "date" {
+		tm = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+	}
+	return (tm.Unix()-pgEpochUnix)*1e6 + int64(tm.Nanosecond()/1000), 0, nil
+}
+
+// parseZone reads a time zone suffix.
+func parseZone(z string) (*time.Location, bool) {
+	switch strings.ToUpper(z) {
+	case "Z", "UTC", "GMT", "UCT", "ZULU":
+		return time.UTC, true
+	}
+	if z[0] == '+' || z[0] == '-' {
+		sign := 1
+		if z[0] == '-' {
+			sign = -1
+		}
+		digits := strings.ReplaceAll(z[1:], ":", "")
+		if len(digits) == 0 || len(digits) > 6 || len(digits)%2 == 1 && len(digits) != 1 {
+			return nil, false
+		}
+		if len(digits) == 1 {
+			digits = "0" + digits
+		}
+		for len(digits) < 6 {
+			digits += "0"
+		}
+		h, err1 := strconv.Atoi(digits[:2])
+		m, err2 := strconv.Atoi(digits[2:4])
+		sc, err3 := strconv.Atoi(digits[4:6])
+		if err1 != nil || err2 != nil || err3 != nil || h > 15 || m > 59 || sc > 59 {
+			return nil, false
+		}
+		return time.FixedZone("", sign*(h*3600+m*60+sc)), true
+	}
+	loc, err := time.LoadLocation(z)
+	if err != nil {
+		return nil, false
+	}
+	return loc, true
+}
+
+func daysIn(year, month int) int {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// TimestampTime returns the time of a finite timestamp value, in UTC.
+func TimestampTime(us int64) time.Time {
+	sec := floorDiv(us, 1e6)
+	return time.Unix(sec+pgEpochUnix, (us-sec*1e6)*1000).UTC()
+}
+
+// TimestampOf returns the timestamp value of t.
+func TimestampOf(t time.Time) int64 {
+	return (t.Unix()-pgEpochUnix)*1e6 + int64(t.Nanosecond()/1000)
+}
+
+// AppendDate appends a date's text form: YYYY-MM-DD, infinity, -infinity.
+func AppendDate(dst []byte, days int64) []byte {
+	switch days {
+	case DateInfinity:
+		return append(dst, "infinity"...)
+	case DateNegInfinity:
+		return append(dst, "-infinity"...)
+	}
+	return TimestampTime(days*86400e6).AppendFormat(dst, "2006-01-02")
+}
+
+// AppendTimestamp appends a timestamp's text form as PostgreSQL's ISO
+// DateStyle prints it: YYYY-MM-DD HH:MM:SS[.ffffff] (trailing zeros of the
+// fraction dropped), with +00 for timestamptz (shown in UTC).
+func AppendTimestamp(dst []byte, us int64, tz bool) []byte {
+	switch us {
+	case TimestampInfinity:
+		return append(dst, "infinity"...)
+	case TimestampNegInfinity:
+		return append(dst, "-infinity"...)
+	}
+	t := TimestampTime(us)
+	dst = t.AppendFormat(dst, "2006-01-02 15:04:05")
+	if frac := t.Nanosecond() / 1000; frac != 0 {
+		f := strconv.Itoa(1000000 + frac)[1:]
+		dst = append(append(dst, '.'), strings.TrimRight(f, "0")...)
+	}
+	if tz {
+		dst = append(dst, "+00"...)
+	}
+	return dst
+}
