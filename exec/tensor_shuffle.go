@@ -56,6 +56,12 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 		if v.Nulls[i] {
 			continue
 		}
+		if f.cols[j].text {
+			// A column sent as text keeps its text form (see addVec).
+			c.bytes[s] = types.AppendText(c.bytes[s], v, i)
+			st.size += int64(len(c.bytes[s]))
+			continue
+		}
 		switch v.Type.Phys() {
 		case types.PhysBool:
 			c.bools[s] = v.Bools[i]
@@ -64,11 +70,7 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 		case types.PhysFloat:
 			c.floats[s] = v.Floats[i]
 		default:
-			if f.cols[j].text {
-				c.bytes[s] = types.AppendText(c.bytes[s], v, i)
-			} else {
-				c.bytes[s] = append(c.bytes[s], v.Bytes.Get(i)...)
-			}
+			c.bytes[s] = append(c.bytes[s], v.Bytes.Get(i)...)
 			st.size += int64(len(c.bytes[s]))
 		}
 	}

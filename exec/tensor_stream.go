@@ -304,6 +304,13 @@ func (c *tensorCol) addVec(v *types.Vec, i, r int) {
 		c.add(r, true, false, 0, 0, nil)
 		return
 	}
+	if c.text {
+		// Sent as text whatever its physical layout (uuid, dates and
+		// times, the catalog types).
+		c.scratch = types.AppendText(c.scratch[:0], v, i)
+		c.add(r, false, false, 0, 0, c.scratch)
+		return
+	}
 	switch v.Type.Phys() {
 	case types.PhysBool:
 		c.add(r, false, v.Bools[i], 0, 0, nil)
@@ -312,12 +319,7 @@ func (c *tensorCol) addVec(v *types.Vec, i, r int) {
 	case types.PhysFloat:
 		c.add(r, false, false, 0, v.Floats[i], nil)
 	default:
-		bs := v.Bytes.Get(i)
-		if c.text {
-			c.scratch = types.AppendText(c.scratch[:0], v, i)
-			bs = c.scratch
-		}
-		c.add(r, false, false, 0, 0, bs)
+		c.add(r, false, false, 0, 0, v.Bytes.Get(i))
 	}
 }
 

@@ -120,6 +120,24 @@ def test_curated_table(db, samples):
     assert torch.equal(b["embedding"][:, 0], b["id"].float())
 
 
+def test_stream_uuid_and_times(db):
+    # uuid, date, timestamp and timestamptz columns stream as their text
+    # forms, in order and through both shuffles.
+    db.execute("DROP TABLE IF EXISTS st_types")
+    db.execute("CREATE TABLE st_types (id int PRIMARY KEY, u uuid, d date, ts timestamp, at timestamptz)")
+    db.execute("INSERT INTO st_types SELECT g, gen_random_uuid(), '2024-01-01', '2024-01-01 10:00:00', '2024-01-01 10:00:00+02' "
+               "FROM generate_series(1, 300) g")
+    db.execute("UPDATE st_types SET at = NULL WHERE id = 7")
+    want = {r[0]: r[1:] for r in db.execute("SELECT id, u::text, d::text, ts::text, at::text FROM st_types")}
+    assert want[1][1:] == ("2024-01-01", "2024-01-01 10:00:00", "2024-01-01 08:00:00+00")
+    for shuffle in (False, True, "exact"):
+        got = {}
+        for b in db.dataloader("st_types").batch_size(64).shuffle(shuffle, seed=3):
+            for k, i in enumerate(b["id"]):
+                got[int(i)] = (b["u"][k], b["d"][k], b["ts"][k], b["at"][k])
+        assert got == want, shuffle
+
+
 def test_curated_query(db, samples):
     pytest.importorskip("torch")
     curated = db.dataloader("SELECT embedding, image, label FROM samples WHERE metadata->>'quality' = 'high' "
