@@ -34,9 +34,10 @@ type Env struct {
 	// exact shuffle of a query's rows); nil: DB.TempFile, or none without
 	// a DB.
 	TempFile func(pattern string) (*os.File, error)
-	// Now is the statement's time, which now() and current_date read
-	// (zero: the time each call is first evaluated).
-	Now time.Time
+	// Now is the transaction's start, which now() and current_date read,
+	// and StmtNow the statement's (statement_timestamp()); zero: the time
+	// each call is first evaluated.
+	Now, StmtNow time.Time
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.

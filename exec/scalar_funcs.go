@@ -36,9 +36,12 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 	switch name := f.fn.Name; name {
 	case "pi":
 		out.AppendFloat(math.Pi)
-	case "now":
+	case "now", "statement_timestamp":
 		if f.now.IsZero() {
 			f.now = f.env.Now
+			if name == "statement_timestamp" {
+				f.now = f.env.StmtNow
+			}
 		}
 		if f.now.IsZero() {
 			f.now = time.Now()
@@ -50,11 +53,15 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			out.AppendInt(us)
 		}
 	case "date_part", "extract":
-		v, err := datePart(f.str(0, i), f.vals[1], i)
-		if err != nil {
+		v, null, err := datePart(f.str(0, i), f.vals[1], i)
+		switch {
+		case err != nil:
 			return true, err
+		case null:
+			out.AppendNull()
+		default:
+			out.AppendFloat(v)
 		}
-		out.AppendFloat(v)
 	case "date_trunc":
 		v, err := dateTrunc(f.str(0, i), f.vals[1].Ints[i])
 		if err != nil {
@@ -385,27 +392,56 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 // datePart returns field of row i of x (a date or timestamp), as
 // PostgreSQL's date_part does (extract returns numeric there, double
 // precision here).
-func datePart(field string, x *types.Vec, i int) (float64, error) {
+func datePart(field string, x *types.Vec, i int) (v float64, null bool, err error) {
+	f := strings.ToLower(strings.TrimSpace(field))
 	us := x.Ints[i]
+	inf := 0
 	if x.Type.Kind == types.Date {
+		switch f {
+		case "hour", "hours", "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs",
+			"millisecond", "milliseconds", "ms", "microsecond", "microseconds", "us":
+			return 0, false, pgerror.Newf(pgerror.FeatureNotSupported, "unit \"%s\" not supported for type date", field)
+		}
 		switch us {
 		case types.DateInfinity:
-			return math.Inf(1), nil
+			inf = 1
 		case types.DateNegInfinity:
-			return math.Inf(-1), nil
+			inf = -1
 		}
 		us *= 86400e6
 	} else {
 		switch us {
 		case types.TimestampInfinity:
-			return math.Inf(1), nil
+			inf = 1
 		case types.TimestampNegInfinity:
-			return math.Inf(-1), nil
+			inf = -1
 		}
 	}
-	t := types.TimestampTime(us)
+	if inf != 0 {
+		// As PostgreSQL: the unbounded fields are infinite, the others NULL.
+		switch f {
+		case "year", "years", "decade", "century", "millennium", "epoch", "isoyear", "julian":
+			return math.Inf(inf), false, nil
+		}
+		if _, _, err := datePart(f, zeroDate, 0); err != nil {
+			return 0, false, err
+		}
+		return 0, true, nil
+	}
+	v, err = datePartOf(f, field, types.TimestampTime(us), us, x.Type)
+	return v, false, err
+}
+
+// zeroDate is a timestamp vector holding 2000-01-01, to check a field.
+var zeroDate = func() *types.Vec {
+	v := types.NewVec(types.Type{Kind: types.Timestamp}, 1)
+	v.AppendInt(0)
+	return v
+}()
+
+func datePartOf(f, field string, t time.Time, us int64, typ types.Type) (float64, error) {
 	secs := float64(t.Second()) + float64(t.Nanosecond())/1e9
-	switch strings.ToLower(strings.TrimSpace(field)) {
+	switch f {
 	case "year", "years":
 		return float64(t.Year()), nil
 	case "month", "months", "mon", "mons":
@@ -423,7 +459,11 @@ func datePart(field string, x *types.Vec, i int) (float64, error) {
 	case "microsecond", "microseconds", "us":
 		return float64(t.Second()*1e6 + t.Nanosecond()/1000), nil
 	case "epoch":
-		return float64(us)/1e6 + pgEpochUnixF, nil
+		sec := us / 1e6
+		if us%1e6 < 0 {
+			sec--
+		}
+		return float64(sec+pgEpochUnixF) + float64(us-sec*1e6)/1e6, nil
 	case "dow":
 		return float64(t.Weekday()), nil
 	case "isodow":
@@ -449,7 +489,7 @@ func datePart(field string, x *types.Vec, i int) (float64, error) {
 	case "millennium":
 		return float64((t.Year() + 999) / 1000), nil
 	}
-	return 0, pgerror.Newf(pgerror.InvalidParameterValue, "unit \"%s\" not recognized for type %s", field, x.Type)
+	return 0, pgerror.Newf(pgerror.InvalidParameterValue, "unit \"%s\" not recognized for type %s", field, typ)
 }
 
 const pgEpochUnixF = 946684800

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -290,4 +291,46 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// TestTensorTextColumnsSpill: columns sent as text (dates, timestamps,
+// uuid) keep their text through the exact shuffle's file.
+func TestTensorTextColumnsSpill(t *testing.T) {
+	ts := []types.Type{{Kind: types.Date}, {Kind: types.TimestampTZ}, {Kind: types.UUID}, types.TypInt4}
+	rows := [][]string{
+		{"2024-01-01", "2024-01-01 10:00:00+02", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "1"},
+		{"1999-12-31", "infinity", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12", "2"},
+		{"NULL", "NULL", "NULL", "NULL"},
+	}
+	var cols []plan.Column
+	for i, ty := range ts {
+		cols = append(cols, plan.Column{Name: string(rune('a' + i)), Type: ty})
+	}
+	texts := func(budget int64) []string {
+		t.Helper()
+		defer func(b int64) { spillMin = b }(spillMin)
+		spillMin = budget
+		o := plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: 5, Shuffle: plan.ShuffleExact, Seed: 1, World: 1}}
+		ct := &CopyTo{env: &Env{TempFile: func(p string) (*os.File, error) { return os.CreateTemp(t.TempDir(), p) }},
+			n: &plan.CopyTo{Query: &plan.Values{Cols: cols}, Options: o}, op: &repeatOp{b: copyToBatch(t, ts, rows...), n: 40}, opts: o}
+		var rec frameRecorder
+		if _, err := ct.Run(&rec); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range rec.frames {
+			f := decodeFrame(t, p)
+			for _, c := range f.cols[:3] {
+				out = append(out, string(c.values))
+			}
+		}
+		return out
+	}
+	mem, spilled := texts(1<<40), texts(200)
+	if len(mem) == 0 || !slices.Equal(mem, spilled) {
+		t.Fatalf("in memory %q\nspilled %q", mem[:min(3, len(mem))], spilled[:min(3, len(spilled))])
+	}
+	if !strings.Contains(strings.Join(mem, ""), "2024-01-01 08:00:00+00") || !strings.Contains(strings.Join(mem, ""), "a0eebc99") {
+		t.Fatalf("the text forms are missing: %q", mem[:3])
+	}
 }

@@ -62,6 +62,15 @@ func (sp *spillRows) read(r int, st *rowStore, f *tensorFrames) error {
 
 func (sp *spillRows) close() { sp.f.Close() }
 
+// slotPhys is how a row store holds column c's values: a column sent as
+// text holds its text form (rowStore.set), whatever its physical type.
+func slotPhys(c *tensorCol) types.Phys {
+	if c.text {
+		return types.PhysBytes
+	}
+	return c.typ.Phys()
+}
+
 // appendSlot appends slot s's values to dst: for each column a null flag
 // byte, then unless null the value, by the column's physical type: a
 // byte, 8 little-endian bytes, or a uvarint length and the bytes.
@@ -73,7 +82,7 @@ func (st *rowStore) appendSlot(dst []byte, s int, f *tensorFrames) []byte {
 			continue
 		}
 		dst = append(dst, 0)
-		switch f.cols[j].typ.Phys() {
+		switch slotPhys(f.cols[j]) {
 		case types.PhysBool:
 			b := byte(0)
 			if c.bools[s] {
@@ -102,7 +111,7 @@ func (st *rowStore) decodeSlot(s int, p []byte, f *tensorFrames) {
 		if c.nulls[s] {
 			continue
 		}
-		switch f.cols[j].typ.Phys() {
+		switch slotPhys(f.cols[j]) {
 		case types.PhysBool:
 			c.bools[s] = p[0] == 1
 			p = p[1:]

@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDateTimeBinary: pgx sends and reads date, timestamp and timestamptz
@@ -37,5 +39,18 @@ func TestDateTimeBinary(t *testing.T) {
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM ev WHERE d < $1 AND ts < now()`, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("comparison with parameters: %d, %v", n, err)
+	}
+	// A key's value in an error detail is its text form.
+	mustExec(t, conn, `CREATE TABLE days (d date PRIMARY KEY)`)
+	mustExec(t, conn, `INSERT INTO days VALUES ('2024-01-01')`)
+	_, err = conn.Exec(ctx, `INSERT INTO days VALUES ($1)`, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" || pe.Detail != "Key (d)=(2024-01-01) already exists." {
+		t.Fatalf("duplicate date key: %v (%+v)", err, pe)
+	}
+	// A value past the range is refused in binary too (a date of 2^31-2
+	// days would overflow the microseconds it is compared as).
+	if _, err := conn.Exec(ctx, `INSERT INTO days VALUES ($1::date)`, "294277-01-01"); err == nil {
+		t.Fatal("a date past 294276 was accepted")
 	}
 }

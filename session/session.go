@@ -40,8 +40,9 @@ type Session struct {
 	User     string
 	Database string
 	settings settings
-	// stmtTime is when the running statement began (now()).
-	stmtTime time.Time
+	// stmtTime is when the running statement began (statement_timestamp),
+	// txnTime when its transaction's first statement did (now()).
+	stmtTime, txnTime time.Time
 
 	txn      *storage.Txn
 	explicit bool // inside BEGIN ... COMMIT
@@ -143,6 +144,7 @@ func (s *Session) abort() {
 func (s *Session) ensureTxn() *storage.Txn {
 	if s.txn == nil {
 		s.txn = s.eng.db.Begin()
+		s.txnTime = s.stmtTime
 	}
 	return s.txn
 }
@@ -474,7 +476,7 @@ func (s *Session) catalog() sql.Catalog {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.stmtTime}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {

@@ -877,6 +877,10 @@ func pgTypeName(t types.Type) string {
 		return "halfvec"
 	case types.Tensor:
 		return t.DType.String()
+	case types.Timestamp:
+		return "timestamp"
+	case types.TimestampTZ:
+		return "timestamptz"
 	}
 	return t.String()
 }

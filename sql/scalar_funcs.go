@@ -74,7 +74,8 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 	}
 	switch name {
 	case "now", "transaction_timestamp", "statement_timestamp", "current_date", "localtimestamp":
-		// The statement's start, the same for every row (exec: "now").
+		// The transaction's start (the statement's for
+		// statement_timestamp), the same for every row.
 		if len(args) != 0 {
 			return noSuch()
 		}
@@ -85,7 +86,11 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		case "localtimestamp":
 			t = types.Type{Kind: types.Timestamp}
 		}
-		return &plan.Func{Name: "now", Typ: t}, true, nil
+		fn := "now"
+		if name == "statement_timestamp" {
+			fn = name
+		}
+		return &plan.Func{Name: fn, Typ: t}, true, nil
 	case "date_part", "extract", "date_trunc":
 		if len(args) != 2 {
 			return noSuch()
@@ -253,5 +258,5 @@ func resolveNumeric(a plan.Expr) plan.Expr {
 
 // orderable reports whether values of t compare (GREATEST, LEAST).
 func orderable(t types.Type) bool {
-	return t.IsNumeric() || t.IsTextual() || t.Kind == types.Bool || t.Kind == types.Bytea || t.Kind == types.UUID
+	return t.IsNumeric() || t.IsTextual() || t.Kind == types.Bool || t.Kind == types.Bytea || t.Kind == types.UUID || t.IsDateTime()
 }

@@ -144,7 +144,10 @@ func assignCast(e plan.Expr, t types.Type, col string) (plan.Expr, error) {
 	if s.Equal(t) || s.Kind == types.Unknown {
 		return castExpr(e, t), nil
 	}
-	ok := (s.IsNumeric() && t.IsNumeric()) || (s.IsTextual() && t.IsTextual()) ||
+	// Any type goes into a text column by its output function, as
+	// PostgreSQL's I/O conversion casts to string types are assignment
+	// casts (the way back is explicit only).
+	ok := (s.IsNumeric() && t.IsNumeric()) || t.IsTextual() ||
 		(s.Kind == t.Kind) || ((s.Kind == types.JSON || s.Kind == types.JSONB) && (t.Kind == types.JSON || t.Kind == types.JSONB)) ||
 		(isFloat32Vec(s) && isFloat32Vec(t)) || (s.Kind == types.Tensor && t.Kind == types.Tensor && len(s.Shape) == len(t.Shape)) ||
 		(s.IsDateTime() && t.IsDateTime())

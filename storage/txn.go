@@ -631,6 +631,9 @@ func (txn *Txn) aborted() {
 // appendKeyText appends value i of v as PostgreSQL prints it in a key
 // detail message.
 func appendKeyText(dst []byte, v *types.Vec, i int) []byte {
+	if v.Type.IsDateTime() {
+		return types.AppendText(dst, v, i)
+	}
 	switch v.Type.Phys() {
 	case types.PhysBool:
 		if v.Bools[i] {

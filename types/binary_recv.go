@@ -55,12 +55,20 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 		if err := fixedSize(b, 8); err != nil {
 			return err
 		}
-		v.AppendInt(int64(binary.BigEndian.Uint64(b)))
+		n := int64(binary.BigEndian.Uint64(b))
+		if v.Type.Kind != Int8 && !TimestampInRange(n) {
+			return pgerror.New(pgerror.DatetimeFieldOverflow, "timestamp out of range")
+		}
+		v.AppendInt(n)
 	case Date:
 		if err := fixedSize(b, 4); err != nil {
 			return err
 		}
-		v.AppendInt(int64(int32(binary.BigEndian.Uint32(b))))
+		n := int64(int32(binary.BigEndian.Uint32(b)))
+		if !DateInRange(n) {
+			return pgerror.New(pgerror.DatetimeFieldOverflow, "date out of range")
+		}
+		v.AppendInt(n)
 	case Float4:
 		if err := fixedSize(b, 4); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // named time zones in timestamptz input, wherever the server runs
 
@@ -25,6 +26,26 @@ const (
 	TimestampInfinity    = math.MaxInt64
 	TimestampNegInfinity = math.MinInt64
 )
+
+// The finite values held: 0001-01-01 to 294276-12-31 (PostgreSQL's
+// timestamp range, less the years before Christ, which are not read or
+// printed here).
+var (
+	TimestampMin = TimestampOf(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC))
+	TimestampMax = TimestampOf(time.Date(294276, 12, 31, 23, 59, 59, 999999000, time.UTC))
+	DateMin      = floorDiv(TimestampMin, 86400e6)
+	DateMax      = floorDiv(TimestampMax, 86400e6)
+)
+
+// TimestampInRange reports whether us is infinite or in the held range.
+func TimestampInRange(us int64) bool {
+	return us == TimestampInfinity || us == TimestampNegInfinity || TimestampMin <= us && us <= TimestampMax
+}
+
+// DateInRange reports whether days is infinite or in the held range.
+func DateInRange(days int64) bool {
+	return days == DateInfinity || days == DateNegInfinity || DateMin <= days && days <= DateMax
+}
 
 // IsDateTime reports whether t is date, timestamp or timestamptz.
 func (t Type) IsDateTime() bool {
@@ -163,7 +184,7 @@ func parseDateTime(s, typ string, useZone bool) (us int64, special int, err erro
 			loc = zl
 		}
 	}
-	if year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
+	if year < 1 || year > 294276 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
 		hour > 24 || min > 59 || sec > 60 || hour == 24 && (min > 0 || sec > 0 || nanos > 0) {
 		return outOfRange()
 	}
@@ -171,7 +192,11 @@ func parseDateTime(s, typ string, useZone bool) (us int64, special int, err erro
 	if typ == "date" {
 		tm = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
 	}
-	return (tm.Unix()-pgEpochUnix)*1e6 + int64(tm.Nanosecond()/1000), 0, nil
+	us = (tm.Unix()-pgEpochUnix)*1e6 + int64(tm.Nanosecond()/1000)
+	if us < TimestampMin || us > TimestampMax {
+		return outOfRange() // a zone moved it past the range
+	}
+	return us, 0, nil
 }
 
 // parseZone reads a time zone suffix.
@@ -203,12 +228,22 @@ func parseZone(z string) (*time.Location, bool) {
 		}
 		return time.FixedZone("", sign*(h*3600+m*60+sc)), true
 	}
+	if strings.EqualFold(z, "local") {
+		return nil, false // the server's zone is no client's
+	}
+	if loc, ok := zones.Load(z); ok {
+		return loc.(*time.Location), true
+	}
 	loc, err := time.LoadLocation(z)
 	if err != nil {
 		return nil, false
 	}
+	zones.Store(z, loc)
 	return loc, true
 }
+
+// zones caches the tz database's zones by name (LoadLocation reads a file).
+var zones sync.Map
 
 func daysIn(year, month int) int {
 	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
