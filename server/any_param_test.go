@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestAnyArrayParameter binds a list of keys as one array parameter, as
@@ -13,14 +11,9 @@ import (
 // the primary key and on another column. (An array parameter holding a
 // NULL fails with 22000: arrays are tensors, whose elements are not NULL.)
 func TestAnyArrayParameter(t *testing.T) {
-	srv := startServer(t, t.TempDir())
 	ctx := context.Background()
 	// The extended protocol: the array is a parameter, bound as such.
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connectExtended(t, startServer(t, t.TempDir()))
 	mustExec(t, conn, `CREATE TABLE k (id bigint PRIMARY KEY, v int)`)
 	mustExec(t, conn, `INSERT INTO k SELECT g, g % 7 FROM generate_series(1, 5000) g`)
 	for _, c := range []struct {

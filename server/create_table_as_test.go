@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestCreateTableAsParameters: CREATE TABLE ... AS and SELECT ... INTO
@@ -12,13 +10,8 @@ import (
 // (pgx prepares the statement and sends what ParameterDescription asks
 // for), the tag counting the rows.
 func TestCreateTableAsParameters(t *testing.T) {
-	srv := startServer(t, t.TempDir())
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connectExtended(t, startServer(t, t.TempDir()))
 	mustExec(t, conn, `CREATE TABLE src (id int PRIMARY KEY, img uint8[2][2], label int)`)
 	mustExec(t, conn, `INSERT INTO src SELECT g, '{{1,2},{3,4}}', g % 5 FROM generate_series(1, 1000) g`)
 	tag, err := conn.Exec(ctx, `CREATE TABLE cur AS SELECT id, img FROM src WHERE label = $1 AND id > $2`, "3", 500)

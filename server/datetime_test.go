@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -14,13 +13,8 @@ import (
 // in the binary format through the extended protocol, and compares them
 // with parameters.
 func TestDateTimeBinary(t *testing.T) {
-	srv := startServer(t, t.TempDir())
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connectExtended(t, startServer(t, t.TempDir()))
 	mustExec(t, conn, `CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, ts timestamp, d date)`)
 	at := time.Date(2024, 3, 15, 10, 30, 0, 123456000, time.FixedZone("", 2*3600))
 	ts := time.Date(1999, 12, 31, 23, 59, 59, 500000000, time.UTC)
@@ -43,7 +37,7 @@ func TestDateTimeBinary(t *testing.T) {
 	// A key's value in an error detail is its text form.
 	mustExec(t, conn, `CREATE TABLE days (d date PRIMARY KEY)`)
 	mustExec(t, conn, `INSERT INTO days VALUES ('2024-01-01')`)
-	_, err = conn.Exec(ctx, `INSERT INTO days VALUES ($1)`, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	_, err := conn.Exec(ctx, `INSERT INTO days VALUES ($1)`, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "23505" || pe.Detail != "Key (d)=(2024-01-01) already exists." {
 		t.Fatalf("duplicate date key: %v (%+v)", err, pe)

@@ -31,6 +31,20 @@ func connect(t *testing.T, addr string) *pgx.Conn {
 	return conn
 }
 
+// connectExtended connects pgx to the server with its default, extended
+// query protocol (parameters bound, results in binary where pgx asks).
+func connectExtended(t *testing.T, srv *server.Server) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 // queryText runs q and returns every value as the text the server sent.
 func queryText(t *testing.T, conn *pgx.Conn, q string) [][]string {
 	t.Helper()

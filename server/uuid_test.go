@@ -3,21 +3,14 @@ package server_test
 import (
 	"context"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestUUIDBinary: pgx sends and reads uuid values in the binary format
 // (16 bytes) through the extended protocol; a key lookup by a uuid
 // parameter finds its row.
 func TestUUIDBinary(t *testing.T) {
-	srv := startServer(t, t.TempDir())
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connectExtended(t, startServer(t, t.TempDir()))
 	mustExec(t, conn, `CREATE TABLE items (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n int)`)
 	mustExec(t, conn, `INSERT INTO items (n) SELECT g FROM generate_series(1, 100) g`)
 	key := [16]byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}

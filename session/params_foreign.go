@@ -2,10 +2,8 @@ package session
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
@@ -17,16 +15,12 @@ import (
 // Python int as numeric, a list as an array, and JDBC a String as varchar
 // or a char as bpchar, whatever the column's type.
 const (
-	oidChar        = 18
-	oidName        = 19
-	oidOID         = 26
-	oidBpchar      = 1042
-	oidDate        = 1082
-	oidTimestamp   = 1114
-	oidTimestampTZ = 1184
-	oidNumeric     = 1700
-	oidUUID        = 2950
-	oidVarcharArr  = 1015
+	oidChar       = 18
+	oidName       = 19
+	oidOID        = 26
+	oidBpchar     = 1042
+	oidNumeric    = 1700
+	oidVarcharArr = 1015
 )
 
 // arrayElem maps the array type OIDs parameters may carry to their element
@@ -46,7 +40,7 @@ var arrayElem = map[uint32]uint32{
 // foreignParamType reports whether oid is such a type.
 func foreignParamType(oid uint32) bool {
 	switch oid {
-	case oidChar, oidName, oidOID, oidBpchar, oidDate, oidTimestamp, oidTimestampTZ, oidNumeric, oidUUID:
+	case oidChar, oidName, oidOID, oidBpchar, oidNumeric:
 		return true
 	}
 	_, ok := arrayElem[oid]
@@ -125,34 +119,9 @@ func scalarText(dst []byte, oid uint32, b []byte) ([]byte, error) {
 		return types.AppendFloat8(dst, math.Float64frombits(be.Uint64(b))), nil
 	case oidNumeric:
 		return numericText(dst, b)
-	case oidUUID:
-		if len(b) != 16 {
-			return nil, errBadBinary
-		}
-		h := hex.EncodeToString(b)
-		return append(dst, h[:8]+"-"+h[8:12]+"-"+h[12:16]+"-"+h[16:20]+"-"+h[20:]...), nil
-	case oidDate:
-		if len(b) != 4 {
-			return nil, errBadBinary
-		}
-		d := pgEpoch.AddDate(0, 0, int(int32(be.Uint32(b))))
-		return d.AppendFormat(dst, "2006-01-02"), nil
-	case oidTimestamp, oidTimestampTZ:
-		if len(b) != 8 {
-			return nil, errBadBinary
-		}
-		ts := pgEpoch.Add(time.Duration(int64(be.Uint64(b))) * time.Microsecond)
-		dst = ts.AppendFormat(dst, "2006-01-02 15:04:05.999999")
-		if oid == oidTimestampTZ {
-			dst = append(dst, "+00"...)
-		}
-		return dst, nil
 	}
 	return nil, pgerror.Newf(pgerror.FeatureNotSupported, "binary format for parameters of type OID %d is not supported", oid)
 }
-
-// pgEpoch is the zero of PostgreSQL's binary dates and timestamps.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // numericText appends the text form of a binary numeric: int16 ndigits,
 // int16 weight (of the first digit, in base 10000), uint16 sign, int16

@@ -199,12 +199,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return s.runQuery(ctx, planner.Optimize(node), w)
 	case *sql.Insert:
-		n, err := sql.BindInsert(s.catalog(), st)
-		if err != nil {
-			return err
-		}
-		n = planner.Optimize(n).(*plan.Insert)
-		res, err := exec.RunInsert(s.env(ctx), n)
+		n, res, err := s.insert(ctx, st)
 		if err != nil {
 			return err
 		}
@@ -379,16 +374,22 @@ func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w Re
 	if st.NoData {
 		return w.WriteComplete("CREATE TABLE AS")
 	}
-	n, err := sql.BindInsert(s.catalog(), &sql.Insert{Table: st.Name, Columns: names, Select: st.Query})
-	if err != nil {
-		return err
-	}
-	n = planner.Optimize(n).(*plan.Insert)
-	res, err := exec.RunInsert(s.env(ctx), n)
+	_, res, err := s.insert(ctx, &sql.Insert{Table: st.Name, Columns: names, Select: st.Query})
 	if err != nil {
 		return err
 	}
 	return w.WriteComplete("SELECT " + strconv.FormatInt(res.Count, 10))
+}
+
+// insert binds, plans and runs an INSERT in the statement's transaction.
+func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *exec.DMLResult, error) {
+	n, err := sql.BindInsert(s.catalog(), st)
+	if err != nil {
+		return nil, nil, err
+	}
+	n = planner.Optimize(n).(*plan.Insert)
+	res, err := exec.RunInsert(s.env(ctx), n)
+	return n, res, err
 }
 
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a

@@ -10,7 +10,7 @@ var fuzzTypes = []Type{
 	TypBool, TypInt2, TypInt4, TypInt8, TypFloat4, TypFloat8, TypText, {Kind: Varchar, Width: 4},
 	TypBytea, TypJSON, TypJSONB, VectorOf(0), VectorOf(3),
 	TensorOf(DTFloat32, 2, 2), TensorOf(DTUint8, Ragged), TensorOf(DTFloat16, 3), TensorOf(DTBool, Ragged, 2),
-	HalfVecOf(0), HalfVecOf(2),
+	HalfVecOf(0), HalfVecOf(2), {Kind: UUID}, {Kind: Date}, {Kind: Timestamp}, {Kind: TimestampTZ},
 }
 
 // FuzzBinaryRecv feeds arbitrary bytes to every type's receive function: a
