@@ -321,7 +321,8 @@ class DataLoader(_Base):
         of the epoch, or None when the stream is not sharded (or reads an
         exported snapshot). Ranks agree on a key only after .set_epoch():
         a digest of what all ranks' loaders share (the query, options,
-        seed, world size and epoch). The workers of one rank use the
+        seed, world size and epoch, and torchrun's run id and rendezvous
+        address from the environment). The workers of one rank use the
         loader's nonce, the base seed torch drew for them and their count
         of epochs (and the epoch, if set)."""
         if self._snapshot is not None or shard[1] < 2:
