@@ -34,6 +34,14 @@ func (n *CopyTo) Columns() []Column { return n.Query.Columns() }
 // CopyFormat is the data format of a COPY stream.
 type CopyFormat uint8
 
+// DefaultSharedMemory is the area of SHARED_MEMORY true; the option takes
+// MinSharedMemory to MaxSharedMemory bytes.
+const (
+	DefaultSharedMemory = 64 << 20
+	MinSharedMemory     = 1 << 20
+	MaxSharedMemory     = 4 << 30
+)
+
 // COPY formats.
 const (
 	// CopyText is PostgreSQL's text format: delimited fields, backslash
@@ -115,4 +123,8 @@ type TensorOptions struct {
 	// Epoch names the snapshot the statements of one epoch share ("":
 	// the statement's own).
 	Epoch string
+	// SharedMemory is the size of the area the frames are placed in
+	// (docs/tensor-stream.md, Shared memory); 0 sends them through the
+	// socket.
+	SharedMemory int64
 }

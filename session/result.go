@@ -53,3 +53,10 @@ const (
 	TxActive byte = 'T'
 	TxFailed byte = 'E'
 )
+
+// A SharedMemoryWriter places the frames of its next COPY TO STDOUT in a
+// memory area of size bytes that it shares with the client
+// (docs/tensor-stream.md, Shared memory), or says why it cannot.
+type SharedMemoryWriter interface {
+	ShareMemory(size int64) error
+}

@@ -431,6 +431,15 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 		return err
 	}
 	defer ct.Close()
+	if size := n.Options.Tensor.SharedMemory; size > 0 {
+		sw, ok := w.(SharedMemoryWriter)
+		if !ok {
+			return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY needs the simple query protocol")
+		}
+		if err := sw.ShareMemory(size); err != nil {
+			return err
+		}
+	}
 	out, err := w.CopyOut(n.Options.Format == plan.CopyBinary || n.Options.Format == plan.CopyTensor, len(n.Columns()))
 	if err != nil {
 		return err

@@ -106,7 +106,7 @@ func copyOptions(list []Option, from bool) (plan.CopyOptions, error) {
 				return opts, pgerror.New(pgerror.FeatureNotSupported, "COPY force quote only available using COPY TO")
 			}
 			forceQuote = true
-		case "batch_size", "drop_last", "shuffle", "seed", "shuffle_buffer", "shard", "start_batch", "version", "epoch":
+		case "batch_size", "drop_last", "shuffle", "seed", "shuffle_buffer", "shard", "start_batch", "version", "epoch", "shared_memory":
 			tensorOpts = append(tensorOpts, o)
 		case "freeze", "force_not_null", "force_null", "default", "on_error", "log_verbosity":
 			return opts, unsupported("COPY option " + strings.ToUpper(o.Name))

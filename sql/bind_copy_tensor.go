@@ -72,6 +72,15 @@ func tensorOptions(opts plan.CopyOptions, list []Option, seen map[string]bool) (
 					WithHint("EPOCH takes a key of 1 to %d bytes that the statements of one epoch share.", storage.MaxEpochKey)
 			}
 			t.Epoch = o.Value
+		case "shared_memory":
+			if on, ok := copyBool(o); ok {
+				t.SharedMemory = 0
+				if on {
+					t.SharedMemory = plan.DefaultSharedMemory
+				}
+				break
+			}
+			t.SharedMemory, err = tensorInt(o, plan.MinSharedMemory, plan.MaxSharedMemory)
 		case "version":
 			var v int64
 			v, err = tensorInt(o, 1, math.MaxInt64)

@@ -23,6 +23,12 @@ type copyOutWriter struct {
 	// iov and nb carry a WriteBuffers message to the socket.
 	iov [][]byte
 	nb  net.Buffers
+	// shmSize is the size of the shared-memory area the running COPY
+	// asked for (SHARED_MEMORY), 0 for none; shm is the area, made with
+	// the first frame, and shmFailed is set when it could not be.
+	shmSize   int
+	shm       *shmArea
+	shmFailed bool
 }
 
 // CopyOut sends CopyOutResponse and returns the stream that carries the
@@ -92,6 +98,11 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	}
 	if c.werr != nil {
 		return pgerror.Wrapf(c.werr, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	if o.shmSize > 0 {
+		if sent, err := o.writeShared(bufs, n); sent {
+			return err
+		}
 	}
 	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(n+4))

@@ -52,6 +52,7 @@ func (w *resultWriter) reset(ctx context.Context) {
 // end cleans up after a query.
 func (w *resultWriter) end() {
 	w.copyIn.end()
+	w.copyOut.endShared()
 	w.ctx = nil
 }
 

@@ -26,7 +26,12 @@ const maxMessage = 1 << 30
 // kernel. pgconn's own state is not updated: a ParameterStatus, notice or
 // notification during the COPY is not seen by it.
 type copyReader struct {
-	nc   net.Conn
+	nc net.Conn
+	// src is what bodies are read from: nc, or rr when the stream may
+	// pass a shared-memory area (SharedMemory); area is then that area.
+	src  io.Reader
+	rr   *rightsReader
+	area *sharedArea
 	buf  []byte
 	r, w int
 	// broken is set once the connection is not at a message boundary after
@@ -57,6 +62,8 @@ func (c *copyReader) run(ctx context.Context, s *Batches, sql string) (pgconn.Co
 		if typ == 'd' {
 			if serverErr != nil {
 				err = c.skip(n)
+			} else if c.rr != nil && n == shmRefLen {
+				err = c.shared(ctx, s, n)
 			} else {
 				err = s.frame(ctx, n, readInto)
 			}
@@ -91,6 +98,31 @@ func (c *copyReader) run(ctx context.Context, s *Batches, sql string) (pgconn.Co
 			return tag, fmt.Errorf("stream: unexpected message %q in a COPY's answer (is the query a COPY ... FORMAT tensor?)", typ)
 		}
 	}
+}
+
+// shared reads a reference to a frame in the shared-memory area, mapping
+// the area at the first, and hands the frame over.
+func (c *copyReader) shared(ctx context.Context, s *Batches, n int) error {
+	ref, err := c.small(n)
+	if err != nil {
+		return err
+	}
+	if err := parseRef(ref); err != nil {
+		return err
+	}
+	if c.area == nil {
+		a, err := mapArea(c.rr, binary.LittleEndian.Uint64(ref[32:]))
+		if err != nil {
+			return err
+		}
+		c.area = a
+		s.area = a
+	}
+	frame, seq, err := c.area.frame(ref)
+	if err != nil {
+		return err
+	}
+	return s.sharedFrame(ctx, frame, seq)
 }
 
 // header reads a message's type and its body's length.
@@ -129,7 +161,7 @@ func (c *copyReader) readInto(dst []byte) error {
 	k := copy(dst, c.buf[c.r:c.w])
 	c.r += k
 	if k < len(dst) {
-		if _, err := io.ReadFull(c.nc, dst[k:]); err != nil {
+		if _, err := io.ReadFull(c.src, dst[k:]); err != nil {
 			return err
 		}
 	}
@@ -161,7 +193,7 @@ func (c *copyReader) fill(n int) error {
 		c.r = 0
 	}
 	for c.w < n {
-		k, err := c.nc.Read(c.buf[c.w:])
+		k, err := c.src.Read(c.buf[c.w:])
 		c.w += k
 		if err != nil && c.w < n {
 			if err == io.EOF {

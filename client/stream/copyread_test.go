@@ -84,7 +84,7 @@ func TestCopyReader(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newBatches(cancel)
-			r := &copyReader{nc: client, buf: make([]byte, stageSize)}
+			r := &copyReader{nc: client, src: client, buf: make([]byte, stageSize)}
 			done := make(chan struct{})
 			var tag pgconn.CommandTag
 			var err error
@@ -93,7 +93,7 @@ func TestCopyReader(t *testing.T) {
 				tag, err = r.run(ctx, s, "COPY x TO STDOUT")
 			}()
 			for i, want := range tc.frames {
-				got := <-s.full
+				got := (<-s.full).frame
 				if !bytes.Equal(got, want) {
 					t.Fatalf("frame %d: %d bytes, differs from the %d sent", i, len(got), len(want))
 				}

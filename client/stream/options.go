@@ -38,6 +38,13 @@ type Options struct {
 	// to. Use a key new to each epoch of each run, such as
 	// "<run id>:<epoch>". Empty: each statement reads its own snapshot.
 	Epoch string
+	// SharedMemory asks the server to place the frames in a memory area of
+	// that many bytes it shares with this process (SHARED_MEMORY: 1 MiB to
+	// 4 GiB; DefaultSharedMemory is a good size), instead of sending them
+	// through the socket. It needs a connection over the server's Unix
+	// socket, on the server's machine. A batch's columns are then views of
+	// the area, borrowed until the next batch as always. 0: off.
+	SharedMemory int64
 }
 
 // CopySQL returns the COPY statement that streams query with opts. query is
@@ -90,6 +97,9 @@ func CopySQL(query string, opts Options) (string, error) {
 	}
 	if opts.Epoch != "" {
 		sb.WriteString(", EPOCH '" + strings.ReplaceAll(opts.Epoch, "'", "''") + "'")
+	}
+	if opts.SharedMemory != 0 {
+		sb.WriteString(", SHARED_MEMORY " + strconv.FormatInt(opts.SharedMemory, 10))
 	}
 	sb.WriteString(")")
 	return sb.String(), nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -15,15 +16,19 @@ import (
 // Close ends the stream early. A Batches is used by one goroutine.
 type Batches struct {
 	cancel context.CancelFunc
-	free   chan []byte // buffers the reader may fill
-	full   chan []byte // frames, aligned, in stream order
+	free   chan []byte    // buffers the reader may fill
+	full   chan heldFrame // frames, aligned, in stream order
 	done   chan struct{}
-	held   []byte // the buffer behind the current batch
-	batch  Batch
-	err    error // reader's result, valid once done is closed
-	tag    pgconn.CommandTag
-	failed error // a parse error or the reader's error
-	closed bool
+	held   heldFrame // the frame behind the current batch
+	// area is the shared-memory area (SharedMemory), set by the reader
+	// before the first frame in it and unmapped once the stream is over.
+	area    *sharedArea
+	sharedN int // batches that came through area
+	batch   Batch
+	err     error // reader's result, valid once done is closed
+	tag     pgconn.CommandTag
+	failed  error // a parse error or the reader's error
+	closed  bool
 }
 
 // Stream starts streaming query (a SELECT or a table name) from conn with
@@ -33,17 +38,34 @@ func Stream(ctx context.Context, conn *pgconn.PgConn, query string, opts Options
 	if err != nil {
 		return nil, err
 	}
+	var uc *net.UnixConn
+	if opts.SharedMemory != 0 {
+		var ok bool
+		if uc, ok = conn.Conn().(*net.UnixConn); !ok {
+			return nil, fmt.Errorf("stream: SharedMemory needs a connection over the server's Unix socket, not %T", conn.Conn())
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := newBatches(cancel)
-	go s.read(ctx, conn, sql)
+	go s.read(ctx, conn, sql, uc)
 	return s, nil
+}
+
+// heldFrame is a frame handed to the consumer: in a buffer of its own
+// (buf), or in the shared-memory area (shared), where the server may
+// reuse it once released.
+type heldFrame struct {
+	frame  []byte
+	buf    []byte // the reader's buffer, returned to free on release
+	shared bool
+	seq    uint64
 }
 
 func newBatches(cancel context.CancelFunc) *Batches {
 	s := &Batches{
 		cancel: cancel,
 		free:   make(chan []byte, 2),
-		full:   make(chan []byte),
+		full:   make(chan heldFrame),
 		done:   make(chan struct{}),
 	}
 	// NB: two buffers: the consumer holds one while the reader fills the
@@ -89,17 +111,52 @@ func (s *Batches) frame(ctx context.Context, n int, fill func(dst []byte) error)
 		return err
 	}
 	select {
-	case s.full <- dst:
+	case s.full <- heldFrame{frame: dst, buf: dst[:0]}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
+// sharedFrame hands the consumer a frame in the shared-memory area. It
+// takes a buffer from free as frame does, so that the reader stays at
+// most one frame ahead.
+func (s *Batches) sharedFrame(ctx context.Context, frame []byte, seq uint64) error {
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	case <-ctx.Done():
+		s.area.release(seq)
+		return ctx.Err()
+	}
+	select {
+	case s.full <- heldFrame{frame: frame, buf: buf, shared: true, seq: seq}:
+		return nil
+	case <-ctx.Done():
+		s.area.release(seq)
+		s.free <- buf
+		return ctx.Err()
+	}
+}
+
+// release gives the current frame back: its buffer to the reader, a
+// shared one to the server.
+func (s *Batches) release() {
+	h := s.held
+	if h.frame == nil {
+		return
+	}
+	if h.shared {
+		s.area.release(h.seq)
+	}
+	s.free <- h.buf
+	s.held = heldFrame{}
+}
+
 // read runs the COPY on conn's socket directly (see copyReader) and hands
 // each frame over. Canceling ctx (Close) interrupts the socket's reads and
 // writes, which leaves the connection unusable: it is closed.
-func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string) {
+func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string, uc *net.UnixConn) {
 	defer close(s.done)
 	if err := conn.SyncConn(ctx); err != nil {
 		s.err = err
@@ -107,7 +164,12 @@ func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string) {
 	}
 	nc := conn.Conn()
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
-	r := &copyReader{nc: nc, buf: make([]byte, stageSize)}
+	r := &copyReader{nc: nc, src: nc, buf: make([]byte, stageSize)}
+	if uc != nil {
+		r.rr = newRightsReader(uc)
+		r.src = r.rr
+		defer r.rr.closeFDs()
+	}
 	s.tag, s.err = r.run(ctx, s, sql)
 	if !stop() || r.broken {
 		// The connection is somewhere in the middle of the COPY.
@@ -125,14 +187,14 @@ func (s *Batches) Next() bool {
 	if s.failed != nil || s.closed {
 		return false
 	}
-	if s.held != nil {
-		s.free <- s.held[:0]
-		s.held = nil
-	}
+	s.release()
 	select {
-	case frame := <-s.full:
-		s.held = frame
-		if err := ParseFrame(frame, &s.batch); err != nil {
+	case h := <-s.full:
+		s.held = h
+		if h.shared {
+			s.sharedN++
+		}
+		if err := ParseFrame(h.frame, &s.batch); err != nil {
 			s.failed = err
 			s.stop()
 			return false
@@ -144,6 +206,7 @@ func (s *Batches) Next() bool {
 		}
 		s.closed = true
 		s.cancel()
+		s.area.unmap()
 		return false
 	}
 }
@@ -199,6 +262,8 @@ func (s *Batches) stop() {
 	}
 	s.closed = true
 	s.cancel()
+	s.held = heldFrame{}
+	s.area.unmap()
 	if s.failed == nil && s.err != nil && !errors.Is(s.err, context.Canceled) {
 		s.failed = fmt.Errorf("stream: %w", s.err)
 	}

@@ -1,0 +1,118 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deeplaked/deeplaked/client/stream"
+	"github.com/deeplaked/deeplaked/server"
+)
+
+// setupUnix starts a server that also listens on a Unix socket, with a
+// table of 2,000 rows of 16×16 images, and returns the DSNs of both.
+func setupUnix(t *testing.T) (tcp, unix string) {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), UnixSocketDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
+	tcp = "postgres://tester@" + srv.Addr() + "/db?sslmode=disable"
+	unix = fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(dir), port)
+	conn := connect(t, tcp)
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`CREATE TABLE img (id int PRIMARY KEY, image uint8[16][16], note text)`,
+		`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat((g % 251)::text || ',', 16), ',') || '},', 16), ',') || '}')::uint8[16][16],
+		        CASE WHEN g % 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(1, 2000) g`,
+	} {
+		if err := conn.Exec(context.Background(), q).Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return tcp, unix
+}
+
+type streamed struct {
+	ids    []int32
+	images []byte
+	notes  []string
+	shared int
+}
+
+func streamAll(t *testing.T, conn *pgconn.PgConn, query string, opts stream.Options) streamed {
+	t.Helper()
+	s, err := stream.Stream(context.Background(), conn, query, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got streamed
+	for s.Next() {
+		b := s.Batch()
+		got.ids = append(got.ids, b.Column("id").Int32()...)
+		got.images = append(got.images, b.Column("image").Uint8()...)
+		notes := b.Column("note")
+		for i := range b.Rows {
+			if notes.IsNull(i) {
+				got.notes = append(got.notes, "<null>")
+			} else {
+				got.notes = append(got.notes, notes.String(i))
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got.shared = stream.SharedFrames(s)
+	return got
+}
+
+// TestStreamSharedMemory streams through a shared-memory area and checks
+// the batches against the same stream over TCP: frames small enough
+// come through the area, wrapping around it many times, and frames over
+// half of it come through the socket.
+func TestStreamSharedMemory(t *testing.T) {
+	tcpDSN, unixDSN := setupUnix(t)
+	tcp := connect(t, tcpDSN)
+	defer tcp.Close(context.Background())
+	uc := connect(t, unixDSN)
+	defer uc.Close(context.Background())
+	for _, tc := range []struct {
+		name       string
+		opts       stream.Options
+		wantShared int
+	}{
+		{"in order", stream.Options{BatchSize: 64}, 32},
+		{"shuffled", stream.Options{BatchSize: 50, Shuffle: true, Seed: 9}, 40},
+		{"frames over half the area", stream.Options{BatchSize: 2000}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := streamAll(t, tcp, "SELECT id, image, note FROM img", tc.opts)
+			opts := tc.opts
+			opts.SharedMemory = 1 << 20
+			got := streamAll(t, uc, "SELECT id, image, note FROM img", opts)
+			if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
+				t.Fatalf("the stream through shared memory differs from the one over TCP (%d and %d rows)", len(got.ids), len(want.ids))
+			}
+			if len(got.ids) != 2000 {
+				t.Fatalf("%d rows", len(got.ids))
+			}
+			if got.shared != tc.wantShared {
+				t.Fatalf("%d batches came through the area, want %d", got.shared, tc.wantShared)
+			}
+			// The connection is usable after the stream.
+			if err := uc.Exec(context.Background(), "SELECT 1").Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,269 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// The shared-memory area of a tensor stream (docs/tensor-stream.md, Shared
+// memory): a control page, then frames placed in a ring.
+const (
+	shmControl   = 4096
+	shmReleased  = 64  // offset of the released array in the control page
+	shmSlots     = 256 // entries of the released array: frames out at once
+	shmRefLen    = 40  // bytes of a reference
+	shmAlign     = 64
+	shmVersion   = 1
+	shmMaxAreas  = 8 << 30 // bytes of areas the server holds at once, over all connections
+	shmMagic     = "DLSM"
+	shmRefMagic  = "DLSR"
+	shmMinFrame  = 4096 // smaller frames go through the socket: a reference would not pay
+	shmFrameCeil = 2    // a frame over 1/shmFrameCeil of the ring goes through the socket
+)
+
+// shmHeld counts the bytes of the areas that exist, so that clients
+// asking for large areas cannot make the server exhaust memory: past
+// shmMaxAreas a stream sends its frames through the socket.
+var shmHeld atomic.Int64
+
+// shmFrame is a frame the client holds: its reference's sequence number
+// and its place in the ring.
+type shmFrame struct {
+	seq      uint64
+	off, end int
+}
+
+// shmArea is one stream's area: the frames the client holds occupy
+// [tail, head) of the ring [shmControl, size), wrapping around, tail
+// being the oldest one's offset.
+type shmArea struct {
+	fd   int // -1 once passed to the client (or closed)
+	mem  []byte
+	size int
+	// sent is set once the descriptor went to the client with a
+	// reference; references are only sent after it.
+	sent       bool
+	seq        uint64
+	head, tail int
+	out        [shmSlots]shmFrame // ring of held frames, oldest at first
+	first, n   int
+	ref        [shmRefLen]byte
+}
+
+// newShmArea creates an area of size bytes (a multiple of the page
+// size), its memory allocated up front so that writing into it cannot
+// fault, and sealed against resizing so that the client cannot shrink it
+// under the server.
+func newShmArea(size int) (*shmArea, error) {
+	if shmHeld.Add(int64(size)) > shmMaxAreas {
+		shmHeld.Add(-int64(size))
+		return nil, fmt.Errorf("the server holds %d bytes of shared memory areas already", shmMaxAreas)
+	}
+	fd, err := unix.MemfdCreate("deeplaked-stream", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		shmHeld.Add(-int64(size))
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	fail := func(what string, err error) (*shmArea, error) {
+		unix.Close(fd)
+		shmHeld.Add(-int64(size))
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		return fail("ftruncate", err)
+	}
+	if err := unix.Fallocate(fd, 0, 0, int64(size)); err != nil {
+		return fail("fallocate", err)
+	}
+	seals := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+		return fail("sealing", err)
+	}
+	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fail("mmap", err)
+	}
+	copy(mem, shmMagic)
+	binary.LittleEndian.PutUint16(mem[4:], shmVersion)
+	binary.LittleEndian.PutUint64(mem[8:], uint64(size))
+	a := &shmArea{fd: fd, mem: mem, size: size, head: shmControl, tail: shmControl}
+	copy(a.ref[:], shmRefMagic)
+	binary.LittleEndian.PutUint16(a.ref[4:], shmVersion)
+	binary.LittleEndian.PutUint64(a.ref[32:], uint64(size))
+	return a, nil
+}
+
+// close unmaps the server's side; the memory goes once the client unmaps
+// its side too.
+func (a *shmArea) close() {
+	if a.fd >= 0 {
+		unix.Close(a.fd)
+		a.fd = -1
+	}
+	if a.mem != nil {
+		_ = unix.Munmap(a.mem)
+		a.mem = nil
+		shmHeld.Add(-int64(a.size))
+	}
+}
+
+// released reports whether the client released the frame of seq.
+func (a *shmArea) released(seq uint64) bool {
+	p := (*uint64)(unsafe.Pointer(&a.mem[shmReleased+8*(seq%shmSlots)]))
+	return atomic.LoadUint64(p) == seq+1
+}
+
+// reclaim drops the held frames the client released, oldest first.
+func (a *shmArea) reclaim() {
+	for a.n > 0 && a.released(a.out[a.first].seq) {
+		a.first = (a.first + 1) % shmSlots
+		a.n--
+	}
+	if a.n == 0 {
+		a.head, a.tail = shmControl, shmControl
+	} else {
+		a.tail = a.out[a.first].off
+	}
+}
+
+// place copies the concatenation of bufs, n bytes, into the ring and
+// returns its reference, or nil when the ring has no room for it. A
+// frame never overwrites a held one: with head at or past tail the free
+// space is [head, size) and [shmControl, tail); with head before tail
+// (wrapped) it is [head, tail), and head stays strictly before tail so
+// that the two cases cannot be confused.
+func (a *shmArea) place(bufs [][]byte, n int) []byte {
+	a.reclaim()
+	need := (n + shmAlign - 1) &^ (shmAlign - 1)
+	if a.n == shmSlots || n < shmMinFrame || need > (a.size-shmControl)/shmFrameCeil {
+		return nil
+	}
+	off := -1
+	switch {
+	case a.head >= a.tail && a.size-a.head >= need:
+		off = a.head
+	case a.head >= a.tail && shmControl+need < a.tail:
+		off = shmControl
+	case a.head < a.tail && a.head+need < a.tail:
+		off = a.head
+	}
+	if off < 0 {
+		return nil
+	}
+	p := off
+	for _, b := range bufs {
+		p += copy(a.mem[p:], b)
+	}
+	a.head = off + need
+	a.out[(a.first+a.n)%shmSlots] = shmFrame{seq: a.seq, off: off, end: a.head}
+	a.n++
+	if a.n == 1 {
+		a.tail = off
+	}
+	binary.LittleEndian.PutUint64(a.ref[8:], a.seq)
+	binary.LittleEndian.PutUint64(a.ref[16:], uint64(off))
+	binary.LittleEndian.PutUint64(a.ref[24:], uint64(n))
+	a.seq++
+	return a.ref[:]
+}
+
+// unixSocket returns the connection's Unix socket, or nil over TCP or
+// TLS.
+func (c *conn) unixSocket() *net.UnixConn {
+	nc := c.nc
+	if w, ok := nc.(*netConn); ok {
+		if w.isTLS() {
+			return nil
+		}
+		nc = w.conn()
+	}
+	uc, _ := nc.(*net.UnixConn)
+	return uc
+}
+
+// ShareMemory asks that the next COPY TO STDOUT's frames be placed in a
+// shared-memory area of size bytes (SHARED_MEMORY, checked by package
+// sql), rounded up to pages; it fails with 0A000 unless the connection is
+// a Unix socket.
+func (w *resultWriter) ShareMemory(size int64) error {
+	if w.c.unixSocket() == nil {
+		return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY needs a connection over the server's Unix socket").
+			WithHint("Connect with host set to the server's --unix-socket-dir, on the server's machine.")
+	}
+	w.copyOut.shmSize = (int(size) + 4095) &^ 4095
+	return nil
+}
+
+// writeShared places a frame of n bytes in the stream's area and sends
+// its reference; it reports false when the frame must go through the
+// socket instead. The area is made with the first frame; the descriptor
+// goes to the client with the first reference.
+func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
+	c := o.c
+	if o.shm == nil {
+		if o.shmFailed {
+			return false, nil
+		}
+		a, err := newShmArea(o.shmSize)
+		if err != nil {
+			o.shmFailed = true
+			c.logger.Warn("no shared memory area for a tensor stream: frames go through the socket", "err", err)
+			return false, nil
+		}
+		o.shm = a
+	}
+	a := o.shm
+	ref := a.place(bufs, n)
+	if ref == nil {
+		return false, nil
+	}
+	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(len(ref)+4))
+	c.wbuf = append(c.wbuf, ref...)
+	c.committed = len(c.wbuf)
+	if a.sent {
+		if err := c.flush(); err != nil {
+			return true, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+		}
+		return true, nil
+	}
+	// The first reference: the descriptor travels with this write.
+	uc := c.unixSocket()
+	if uc == nil {
+		return true, pgerror.New(pgerror.ConnectionFailure, "the connection is no longer a Unix socket")
+	}
+	k, _, err := uc.WriteMsgUnix(c.wbuf, unix.UnixRights(a.fd), nil)
+	if err == nil && k < len(c.wbuf) {
+		_, err = uc.Write(c.wbuf[k:]) // the descriptor went with the first part
+	}
+	if cap(c.wbuf) > maxKeptWriteBuf {
+		c.wbuf = nil
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	c.committed = 0
+	if err != nil {
+		c.werr = err
+		return true, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	a.sent = true
+	unix.Close(a.fd)
+	a.fd = -1
+	return true, nil
+}
+
+// endShared drops the stream's area and the wish for one.
+func (o *copyOutWriter) endShared() {
+	if o.shm != nil {
+		o.shm.close()
+		o.shm = nil
+	}
+	o.shmSize, o.shmFailed = 0, false
+}
