@@ -434,7 +434,7 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 	if size := n.Options.Tensor.SharedMemory; size > 0 {
 		sw, ok := w.(SharedMemoryWriter)
 		if !ok {
-			return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY needs the simple query protocol")
+			return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY is not available for this statement")
 		}
 		if err := sw.ShareMemory(size); err != nil {
 			return err

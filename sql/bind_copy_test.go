@@ -152,6 +152,9 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t TO STDOUT (FORMAT tensor, EPOCH)", "22023", `invalid value for EPOCH: ""`},
 		{"COPY t TO STDOUT (FORMAT tensor, EPOCH '" + strings.Repeat("k", 257) + "')", "22023", `invalid value for EPOCH: "` + strings.Repeat("k", 257) + `"`},
 		{"COPY t TO STDOUT (FORMAT csv, EPOCH 'e')", "0A000", "COPY EPOCH available only with FORMAT tensor"},
+		{"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY 1048575)", "22023", "SHARED_MEMORY 1048575 is out of range (1048576 to 4294967296)"},
+		{"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY 'big')", "22023", `invalid value for SHARED_MEMORY: "big"`},
+		{"COPY t TO STDOUT (FORMAT binary, SHARED_MEMORY true)", "0A000", "COPY SHARED_MEMORY available only with FORMAT tensor"},
 		{"COPY t TO STDOUT (HEADER match)", "0A000", `cannot use "match" with HEADER in COPY TO`},
 		{"COPY t TO STDOUT (FORCE_QUOTE (a))", "0A000", "COPY force quote available only in CSV mode"},
 		{"COPY t FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", "0A000", "option FORCE_QUOTE with a column list is not supported yet"},
@@ -182,6 +185,10 @@ func TestTensorOptions(t *testing.T) {
 		"COPY t TO STDOUT (FORMAT tensor, SHUFFLE off, SEED 18446744073709551615)": {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Seed: 1<<64 - 1, SeedSet: true},
 		"COPY t TO STDOUT (FORMAT tensor, VERSION '12')":                           {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Version: 12},
 		"COPY t TO STDOUT (FORMAT tensor, EPOCH 'run7:3')":                         {BatchSize: 256, ShuffleBuffer: 16384, World: 1, Epoch: "run7:3"},
+		"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY)":                          {BatchSize: 256, ShuffleBuffer: 16384, World: 1, SharedMemory: 64 << 20},
+		"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY on)":                       {BatchSize: 256, ShuffleBuffer: 16384, World: 1, SharedMemory: 64 << 20},
+		"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY false)":                    {BatchSize: 256, ShuffleBuffer: 16384, World: 1},
+		"COPY t TO STDOUT (FORMAT tensor, SHARED_MEMORY 2097152)":                  {BatchSize: 256, ShuffleBuffer: 16384, World: 1, SharedMemory: 2 << 20},
 	} {
 		ps, err := Parse(q)
 		if err != nil {

@@ -26,6 +26,7 @@ const (
 	shmRefMagic  = "DLSR"
 	shmMinFrame  = 4096 // smaller frames go through the socket: a reference would not pay
 	shmFrameCeil = 2    // a frame over 1/shmFrameCeil of the ring goes through the socket
+	shmGrow      = 4 << 20
 )
 
 // shmHeld counts the bytes of the areas that exist, so that clients
@@ -44,9 +45,12 @@ type shmFrame struct {
 // [tail, head) of the ring [shmControl, size), wrapping around, tail
 // being the oldest one's offset.
 type shmArea struct {
-	fd   int // -1 once passed to the client (or closed)
+	fd   int // the memfd, kept open to allocate the area's memory; -1 once closed
 	mem  []byte
 	size int
+	// allocated is how much of the area, from its start, has its memory
+	// allocated; place grows it as the ring first reaches further.
+	allocated int
 	// sent is set once the descriptor went to the client with a
 	// reference; references are only sent after it.
 	sent       bool
@@ -58,9 +62,10 @@ type shmArea struct {
 }
 
 // newShmArea creates an area of size bytes (a multiple of the page
-// size), its memory allocated up front so that writing into it cannot
-// fault, and sealed against resizing so that the client cannot shrink it
-// under the server.
+// size), sealed against resizing so that the client cannot shrink it
+// under the server. Its memory is allocated (fallocate) before the
+// server writes into it, so that a write cannot fault for want of memory:
+// the control page now, the ring as it first reaches further.
 func newShmArea(size int) (*shmArea, error) {
 	if shmHeld.Add(int64(size)) > shmMaxAreas {
 		shmHeld.Add(-int64(size))
@@ -79,7 +84,7 @@ func newShmArea(size int) (*shmArea, error) {
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		return fail("ftruncate", err)
 	}
-	if err := unix.Fallocate(fd, 0, 0, int64(size)); err != nil {
+	if err := unix.Fallocate(fd, 0, 0, shmControl); err != nil {
 		return fail("fallocate", err)
 	}
 	seals := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
@@ -93,7 +98,7 @@ func newShmArea(size int) (*shmArea, error) {
 	copy(mem, shmMagic)
 	binary.LittleEndian.PutUint16(mem[4:], shmVersion)
 	binary.LittleEndian.PutUint64(mem[8:], uint64(size))
-	a := &shmArea{fd: fd, mem: mem, size: size, head: shmControl, tail: shmControl}
+	a := &shmArea{fd: fd, mem: mem, size: size, allocated: shmControl, head: shmControl, tail: shmControl}
 	copy(a.ref[:], shmRefMagic)
 	binary.LittleEndian.PutUint16(a.ref[4:], shmVersion)
 	binary.LittleEndian.PutUint64(a.ref[32:], uint64(size))
@@ -154,7 +159,7 @@ func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	case a.head < a.tail && a.head+need < a.tail:
 		off = a.head
 	}
-	if off < 0 {
+	if off < 0 || !a.allocate(off+need) {
 		return nil
 	}
 	p := off
@@ -172,6 +177,21 @@ func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	binary.LittleEndian.PutUint64(a.ref[24:], uint64(n))
 	a.seq++
 	return a.ref[:]
+}
+
+// allocate makes sure the area's memory is allocated up to end, growing
+// it by at least shmGrow bytes at a time. It fails when the system has no
+// memory for it: the frame then goes through the socket.
+func (a *shmArea) allocate(end int) bool {
+	if end <= a.allocated {
+		return true
+	}
+	end = min(max(end, a.allocated+shmGrow), a.size)
+	if err := unix.Fallocate(a.fd, 0, int64(a.allocated), int64(end-a.allocated)); err != nil {
+		return false
+	}
+	a.allocated = end
+	return true
 }
 
 // unixSocket returns the connection's Unix socket, or nil over TCP or
@@ -254,8 +274,6 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 		return true, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
 	}
 	a.sent = true
-	unix.Close(a.fd)
-	a.fd = -1
 	return true, nil
 }
 

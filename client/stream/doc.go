@@ -27,6 +27,14 @@
 // answer: a ParameterStatus or a notice during the stream does not reach
 // it, and its TxStatus is the one from before the stream.
 //
+// On the server's machine, over its Unix socket (pgconn's host set to the
+// server's --unix-socket-dir), Options.SharedMemory asks the server to
+// write the frames into a memory area it shares with this process
+// (SHARED_MEMORY); each batch's columns are then views of that area, the
+// frame copied once, by the server, and the socket carries a 40-byte
+// reference per batch. Next hands the previous batch's frame back to the
+// server. Frames that do not fit the area still come through the socket.
+//
 // Shards of one epoch that must agree on a table being written to read
 // one snapshot: each names the epoch (Options.Epoch, the server's EPOCH
 // option), and the first statement's snapshot is the others'. Or the

@@ -3,11 +3,15 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -115,4 +119,135 @@ func TestStreamSharedMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// areasMapped counts this process's mappings and descriptors of stream
+// areas: the server runs in the test's process, so both sides count.
+func areasMapped(t *testing.T) (maps, fds int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps = bytes.Count(b, []byte("memfd:deeplaked-stream"))
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(l, "memfd:deeplaked-stream") {
+			fds++
+		}
+	}
+	return maps, fds
+}
+
+// waitNoAreas waits until no area is mapped or open.
+func waitNoAreas(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		maps, fds := areasMapped(t)
+		if maps == 0 && fds == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d mappings and %d descriptors of stream areas left", maps, fds)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStreamSharedMemoryEnds: the area is gone from both sides once a
+// stream ends, is closed early, or fails midway, and the server goes on.
+func TestStreamSharedMemoryEnds(t *testing.T) {
+	_, unixDSN := setupUnix(t)
+	opts := stream.Options{BatchSize: 64, SharedMemory: 1 << 20}
+
+	conn := connect(t, unixDSN)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "img", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+		// The server may have sent every frame and dropped its side.
+		if maps, _ := areasMapped(t); maps == 0 {
+			s.Close()
+			t.Fatal("during the stream: the client's mapping is missing")
+		}
+	}
+	if err := s.Err(); err != nil || stream.SharedFrames(s) != 32 {
+		t.Fatalf("err %v, %d batches through the area", err, stream.SharedFrames(s))
+	}
+	waitNoAreas(t)
+
+	early := connect(t, unixDSN)
+	s, err = stream.Stream(context.Background(), early, "img", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitNoAreas(t)
+
+	failing := connect(t, unixDSN)
+	defer failing.Close(context.Background())
+	s, err = stream.Stream(context.Background(), failing, "SELECT id, image, 1 / (id - 1500) AS x FROM img", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s.Next() {
+		n++
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "22012" || n == 0 {
+		t.Fatalf("after %d batches: %v, want 22012", n, s.Err())
+	}
+	waitNoAreas(t)
+	if err := failing.Exec(context.Background(), "SELECT 1").Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamSharedMemoryRefused: SHARED_MEMORY needs a Unix socket and a
+// size in range.
+func TestStreamSharedMemoryRefused(t *testing.T) {
+	tcpDSN, unixDSN := setupUnix(t)
+	tcp := connect(t, tcpDSN)
+	defer tcp.Close(context.Background())
+	if _, err := stream.Stream(context.Background(), tcp, "img", stream.Options{SharedMemory: 1 << 20}); err == nil {
+		t.Fatal("the client asked for shared memory over TCP")
+	}
+	uc := connect(t, unixDSN)
+	defer uc.Close(context.Background())
+	for _, tc := range []struct {
+		conn *pgconn.PgConn
+		sql  string
+		code string
+	}{
+		{tcp, "COPY img TO STDOUT WITH (FORMAT tensor, SHARED_MEMORY true)", "0A000"},
+		{uc, "COPY img TO STDOUT WITH (FORMAT tensor, SHARED_MEMORY 4096)", "22023"},
+		{uc, "COPY img TO STDOUT WITH (FORMAT tensor, SHARED_MEMORY 'lots')", "22023"},
+		{uc, "COPY img TO STDOUT WITH (FORMAT binary, SHARED_MEMORY true)", "0A000"},
+	} {
+		_, err := tc.conn.CopyTo(context.Background(), io.Discard, tc.sql)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != tc.code {
+			t.Errorf("%s: %v, want %s", tc.sql, err, tc.code)
+		}
+	}
+	// A client that does not take the descriptor (pgconn's COPY in the
+	// extended protocol) leaves nothing behind either.
+	if res := uc.ExecParams(context.Background(), "COPY img TO STDOUT WITH (FORMAT tensor, SHARED_MEMORY true)", nil, nil, nil, nil).Read(); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	waitNoAreas(t)
 }

@@ -1,0 +1,128 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestShmAreaRing places frames of random sizes in an area while a
+// client releases them in random order, and checks that a frame the
+// client holds is never written over, that frames lie in the ring at
+// 64-byte boundaries, that the ring wraps around, and that frames go
+// through the socket only when it has no room.
+func TestShmAreaRing(t *testing.T) {
+	const size = 1 << 20
+	before := shmHeld.Load()
+	a, err := newShmArea(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type held struct {
+		seq      uint64
+		off, n   int
+		fill     byte
+		released bool
+	}
+	var out []*held
+	rng := rand.New(rand.NewPCG(1, 2))
+	placed, refused, wrapped := 0, 0, 0
+	lastOff := 0
+	for i := range 5000 {
+		n := shmMinFrame + rng.IntN(200<<10)
+		if i%50 == 0 {
+			n = size/2 + 1 // over half the ring: always through the socket
+		}
+		fill := byte(i)
+		frame := bytes.Repeat([]byte{fill}, n)
+		// Two pieces, as a frame's header and buffers are.
+		ref := a.place([][]byte{frame[:n/3], frame[n/3:]}, n)
+		if ref == nil {
+			refused++
+			if n <= size/2-shmControl {
+				// Refused for want of room: the client must hold frames.
+				live := 0
+				for _, h := range out {
+					if !h.released {
+						live++
+					}
+				}
+				if live == 0 {
+					t.Fatalf("frame %d of %d bytes refused with nothing held", i, n)
+				}
+			}
+		} else {
+			placed++
+			seq := binary.LittleEndian.Uint64(ref[8:])
+			off := int(binary.LittleEndian.Uint64(ref[16:]))
+			if string(ref[:4]) != shmRefMagic || int(binary.LittleEndian.Uint64(ref[24:])) != n || binary.LittleEndian.Uint64(ref[32:]) != size {
+				t.Fatalf("reference %x", ref)
+			}
+			if off < shmControl || off%shmAlign != 0 || off+n > size {
+				t.Fatalf("frame at %d of %d bytes", off, n)
+			}
+			if off < lastOff {
+				wrapped++
+			}
+			lastOff = off
+			out = append(out, &held{seq: seq, off: off, n: n, fill: fill})
+		}
+		// Every frame the client holds is intact.
+		for _, h := range out {
+			if h.released {
+				continue
+			}
+			if b := a.mem[h.off : h.off+h.n]; b[0] != h.fill || b[h.n-1] != h.fill || bytes.Count(b, []byte{h.fill}) != h.n {
+				t.Fatalf("held frame %d (at %d, %d bytes) was written over", h.seq, h.off, h.n)
+			}
+		}
+		// The client releases some frames, in any order.
+		for _, h := range out {
+			if !h.released && rng.IntN(3) == 0 {
+				binary.LittleEndian.PutUint64(a.mem[shmReleased+8*(h.seq%shmSlots):], h.seq+1)
+				h.released = true
+			}
+		}
+		if len(out) > 2*shmSlots {
+			out = out[len(out)-shmSlots:]
+		}
+	}
+	if placed < 3000 || refused < 100 || wrapped < 100 {
+		t.Fatalf("%d frames placed, %d refused, %d wrap-arounds", placed, refused, wrapped)
+	}
+	if a.allocated != size {
+		t.Fatalf("%d bytes allocated of %d after wrapping", a.allocated, size)
+	}
+	a.close()
+	if shmHeld.Load() != before {
+		t.Fatalf("%d bytes of areas held after close, %d before", shmHeld.Load(), before)
+	}
+}
+
+// TestShmAreaSealed: the client cannot resize the area under the server.
+func TestShmAreaSealed(t *testing.T) {
+	a, err := newShmArea(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	if err := unix.Ftruncate(a.fd, 4096); err == nil {
+		t.Fatal("the area could be shrunk")
+	}
+	if err := unix.Ftruncate(a.fd, 2<<20); err == nil {
+		t.Fatal("the area could be grown")
+	}
+}
+
+// TestShmAreaLimit: past shmMaxAreas of areas, no area is made.
+func TestShmAreaLimit(t *testing.T) {
+	shmHeld.Add(shmMaxAreas)
+	defer shmHeld.Add(-shmMaxAreas)
+	if a, err := newShmArea(1 << 20); err == nil {
+		a.close()
+		t.Fatal("an area was made past the limit")
+	}
+}
