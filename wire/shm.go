@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -35,30 +36,32 @@ const (
 var shmHeld atomic.Int64
 
 // shmFrame is a frame the client holds: its reference's sequence number
-// and its place in the ring.
+// and its place in the area.
 type shmFrame struct {
 	seq      uint64
 	off, end int
 }
 
-// shmArea is one stream's area: the frames the client holds occupy
-// [tail, head) of the ring [shmControl, size), wrapping around, tail
-// being the oldest one's offset.
+// shmArea is one stream's area. Frames go into [shmControl, size) one
+// after the other, wrapping around, into the first gap between the frames
+// the client holds that has room (next fit): a frame the client keeps
+// does not stop the others' space from being reused.
 type shmArea struct {
 	fd   int // the memfd, kept open to allocate the area's memory; -1 once closed
 	mem  []byte
 	size int
 	// allocated is how much of the area, from its start, has its memory
-	// allocated; place grows it as the ring first reaches further.
+	// allocated; place grows it as frames first reach further.
 	allocated int
 	// sent is set once the descriptor went to the client with a
 	// reference; references are only sent after it.
-	sent       bool
-	seq        uint64
-	head, tail int
-	out        [shmSlots]shmFrame // ring of held frames, oldest at first
-	first, n   int
-	ref        [shmRefLen]byte
+	sent bool
+	seq  uint64
+	// held are the frames the client holds, by offset; head is the end
+	// of the last frame placed, where the search for room starts.
+	held []shmFrame
+	head int
+	ref  [shmRefLen]byte
 }
 
 // newShmArea creates an area of size bytes (a multiple of the page
@@ -98,7 +101,7 @@ func newShmArea(size int) (*shmArea, error) {
 	copy(mem, shmMagic)
 	binary.LittleEndian.PutUint16(mem[4:], shmVersion)
 	binary.LittleEndian.PutUint64(mem[8:], uint64(size))
-	a := &shmArea{fd: fd, mem: mem, size: size, allocated: shmControl, head: shmControl, tail: shmControl}
+	a := &shmArea{fd: fd, mem: mem, size: size, allocated: shmControl, head: shmControl, held: make([]shmFrame, 0, shmSlots)}
 	copy(a.ref[:], shmRefMagic)
 	binary.LittleEndian.PutUint16(a.ref[4:], shmVersion)
 	binary.LittleEndian.PutUint64(a.ref[32:], uint64(size))
@@ -125,40 +128,62 @@ func (a *shmArea) released(seq uint64) bool {
 	return atomic.LoadUint64(p) == seq+1
 }
 
-// reclaim drops the held frames the client released, oldest first.
+// reclaim drops the held frames the client released, in any order.
 func (a *shmArea) reclaim() {
-	for a.n > 0 && a.released(a.out[a.first].seq) {
-		a.first = (a.first + 1) % shmSlots
-		a.n--
+	k := 0
+	for _, f := range a.held {
+		if !a.released(f.seq) {
+			a.held[k] = f
+			k++
+		}
 	}
-	if a.n == 0 {
-		a.head, a.tail = shmControl, shmControl
-	} else {
-		a.tail = a.out[a.first].off
+	a.held = a.held[:k]
+	if k == 0 {
+		a.head = shmControl
 	}
 }
 
-// place copies the concatenation of bufs, n bytes, into the ring and
-// returns its reference, or nil when the ring has no room for it. A
-// frame never overwrites a held one: with head at or past tail the free
-// space is [head, size) and [shmControl, tail); with head before tail
-// (wrapped) it is [head, tail), and head stays strictly before tail so
-// that the two cases cannot be confused.
+// fit returns the offset of the first gap between held frames, from head
+// on and then from the start, with room for need bytes, and the index in
+// held the frame takes; -1 when there is none.
+func (a *shmArea) fit(need int) (off, at int) {
+	from := a.head
+	for range 2 {
+		start := shmControl
+		for i := 0; i <= len(a.held); i++ {
+			end := a.size
+			if i < len(a.held) {
+				end = a.held[i].off
+			}
+			if o := max(start, from); o+need <= end {
+				return o, i
+			}
+			if i < len(a.held) {
+				start = a.held[i].end
+			}
+		}
+		from = shmControl
+	}
+	return -1, 0
+}
+
+// place copies the concatenation of bufs, n bytes, into the area and
+// returns its reference, or nil when it has no room for it. A frame never
+// overwrites a held one. Nor does it take the released entry of a held
+// frame: a frame's sequence number is less than shmSlots past the oldest
+// held one's.
 func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	a.reclaim()
 	need := (n + shmAlign - 1) &^ (shmAlign - 1)
-	if a.n == shmSlots || n < shmMinFrame || need > (a.size-shmControl)/shmFrameCeil {
+	if len(a.held) == shmSlots || n < shmMinFrame || need > (a.size-shmControl)/shmFrameCeil {
 		return nil
 	}
-	off := -1
-	switch {
-	case a.head >= a.tail && a.size-a.head >= need:
-		off = a.head
-	case a.head >= a.tail && shmControl+need < a.tail:
-		off = shmControl
-	case a.head < a.tail && a.head+need < a.tail:
-		off = a.head
+	for _, f := range a.held {
+		if a.seq-f.seq >= shmSlots {
+			return nil
+		}
 	}
+	off, at := a.fit(need)
 	if off < 0 || !a.allocate(off+need) {
 		return nil
 	}
@@ -167,11 +192,7 @@ func (a *shmArea) place(bufs [][]byte, n int) []byte {
 		p += copy(a.mem[p:], b)
 	}
 	a.head = off + need
-	a.out[(a.first+a.n)%shmSlots] = shmFrame{seq: a.seq, off: off, end: a.head}
-	a.n++
-	if a.n == 1 {
-		a.tail = off
-	}
+	a.held = slices.Insert(a.held, at, shmFrame{seq: a.seq, off: off, end: a.head})
 	binary.LittleEndian.PutUint64(a.ref[8:], a.seq)
 	binary.LittleEndian.PutUint64(a.ref[16:], uint64(off))
 	binary.LittleEndian.PutUint64(a.ref[24:], uint64(n))

@@ -126,3 +126,43 @@ func TestShmAreaLimit(t *testing.T) {
 		t.Fatal("an area was made past the limit")
 	}
 }
+
+// TestShmAreaKeptFrame: a frame the client keeps does not stop the rest
+// of the area from being reused, up to shmSlots frames past it, whose
+// released entries would be its own.
+func TestShmAreaKeptFrame(t *testing.T) {
+	a, err := newShmArea(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	release := func(seq uint64) {
+		binary.LittleEndian.PutUint64(a.mem[shmReleased+8*(seq%shmSlots):], seq+1)
+	}
+	kept := bytes.Repeat([]byte{0xAB}, 100<<10)
+	ref := a.place([][]byte{kept}, len(kept))
+	if ref == nil {
+		t.Fatal("the first frame was not placed")
+	}
+	keptOff := int(binary.LittleEndian.Uint64(ref[16:]))
+	frame := bytes.Repeat([]byte{0x11}, 150<<10)
+	placed := 0
+	for range 400 {
+		ref := a.place([][]byte{frame}, len(frame))
+		if ref == nil {
+			break
+		}
+		placed++
+		release(binary.LittleEndian.Uint64(ref[8:]))
+	}
+	if placed != shmSlots-1 {
+		t.Fatalf("%d frames placed past the kept one, want %d", placed, shmSlots-1)
+	}
+	if !bytes.Equal(a.mem[keptOff:keptOff+len(kept)], kept) {
+		t.Fatal("the kept frame was written over")
+	}
+	release(0)
+	if a.place([][]byte{frame}, len(frame)) == nil {
+		t.Fatal("no frame placed once the kept one was released")
+	}
+}

@@ -1,7 +1,11 @@
 """Measures deeplaked's Python loader reading the benchmark table into torch
 batches; prints one JSON line like the anchors (anchors.py).
 
-    PYTHONPATH=python loader.py DSN BATCH
+    PYTHONPATH=python loader.py DSN BATCH [socket]
+
+Over a Unix socket DSN the loader asks for SHARED_MEMORY by itself; with
+"socket" it is turned off (.shared_memory(False)), so the frames come
+through the socket.
 """
 
 import json
@@ -14,12 +18,18 @@ import deeplaked
 ITEM = 3 * 64 * 64
 
 
-def main(dsn, batch):
+def main(dsn, batch, mode=""):
     db = deeplaked.connect(dsn)
+    loader = db.dataloader("samples").columns(["image", "label"]).batch_size(batch)
+    name = "deeplaked, Python loader (to_torch)"
+    if mode == "socket":
+        loader = loader.shared_memory(False)
+    elif db.conn.info.host.startswith("/"):
+        name += ", SHARED_MEMORY"
     start = time.perf_counter()
     first = None
     rows = 0
-    for b in db.dataloader("samples").columns(["image", "label"]).batch_size(batch).to_torch():
+    for b in loader.to_torch():
         if first is None:
             first = time.perf_counter() - start
         images, labels = b["image"], b["label"]
@@ -27,7 +37,7 @@ def main(dsn, batch):
         rows += images.shape[0]
     seconds = time.perf_counter() - start
     print(json.dumps({
-        "name": "deeplaked, Python loader (to_torch)", "rows": rows, "bytes": rows * ITEM, "seconds": seconds,
+        "name": name, "rows": rows, "bytes": rows * ITEM, "seconds": seconds,
         "gb_per_s": rows * ITEM / seconds / 1e9, "samples_per_s": rows / seconds,
         "first_batch_ms": (first or 0) * 1000,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -35,4 +45,4 @@ def main(dsn, batch):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:])

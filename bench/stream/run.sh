@@ -7,7 +7,8 @@
 # ceiling (one buffer sent again and again, distinct data, and the .npy
 # file sent as a server sends stored data: read, checksummed and written,
 # or by sendfile); then the deeplaked readers and PostgreSQL's over the
-# servers' Unix sockets, and that ceiling. Each result is one JSON line; a Markdown table and the
+# servers' Unix sockets (deeplaked's through the socket, then through
+# shared memory: SHARED_MEMORY), and that ceiling. Each result is one JSON line; a Markdown table and the
 # ratios to the anchors follow.
 #
 #   bench/stream/run.sh                         # 200,000 rows, about 2.4 GB
@@ -98,7 +99,8 @@ log "loopback TCP from the .npy file: read, CRC32C and write; sendfile"
 pairs="$work/pairs.jsonl"
 log "Go client and the loopback ceilings, alternated (${BENCH_PAIRS:-5} rounds)"
 for round in $(seq "${BENCH_PAIRS:-5}"); do
-	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/loopback -bytes $((rows * 12288))" \
+	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/goclient -dsn $dlsockdsn -batch $batch -shm" \
+		"$work/loopback -bytes $((rows * 12288))" \
 		"$work/loopback -distinct -bytes $((rows * 12288))" "$work/loopback -file $work/images.npy -bytes $((rows * 12288))"; do
 		$cmd | "$py" -c 'import json, sys
 r = json.loads(sys.stdin.read()); r["round"] = int(sys.argv[1]); print(json.dumps(r))' "$round" | tee -a "$pairs"
@@ -106,9 +108,11 @@ r = json.loads(sys.stdin.read()); r["round"] = int(sys.argv[1]); print(json.dump
 done
 
 # The same readers over the servers' Unix sockets, and that ceiling.
-log "deeplaked over its Unix socket: Python loader, Go client"
-server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" | via_socket | tee -a "$results"
+log "deeplaked over its Unix socket: Python loader, Go client; through the socket, then through shared memory (SHARED_MEMORY)"
+server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" socket | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" | via_socket | tee -a "$results"
+server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" | via_socket | tee -a "$results"
+server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm | via_socket | tee -a "$results"
 log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
 "$py" "$repo/bench/stream/anchors.py" pg-select "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
@@ -152,6 +156,13 @@ ratio(go, "loopback TCP ceiling, from a file (pread, CRC32C, write)", "Go client
 ratio(go, "loopback TCP ceiling, from a file (sendfile)", "Go client / loopback TCP ceiling, from a file (sendfile)")
 ratio(py, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader / psycopg COPY")
 ratio(py, "PostgreSQL 15, psycopg SELECT", "Python loader / psycopg SELECT")
+goshm, pyshm = go + ", SHARED_MEMORY, Unix socket", py + ", SHARED_MEMORY, Unix socket"
+ratio(goshm, "loopback TCP ceiling", "Go client, SHARED_MEMORY / loopback TCP ceiling")
+ratio(goshm, "loopback TCP ceiling, distinct data", "Go client, SHARED_MEMORY / loopback TCP ceiling, distinct data")
+ratio(goshm, "Unix socket ceiling", "Go client, SHARED_MEMORY / Unix socket ceiling")
+ratio(pyshm, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader, SHARED_MEMORY / psycopg COPY")
+ratio(pyshm, "PostgreSQL 15, psycopg COPY (FORMAT binary), Unix socket", "Python loader, SHARED_MEMORY / psycopg COPY over its Unix socket")
+ratio(pyshm, "PostgreSQL 15, psycopg SELECT", "Python loader, SHARED_MEMORY / psycopg SELECT")
 PY
 "$py" - "$pairs" <<'PY'
 import json, statistics, sys
@@ -160,19 +171,22 @@ by = {}
 for r in rows:
     by.setdefault(r["round"], {})[r["name"]] = r["gb_per_s"]
 go, one, dist = "deeplaked, Go client (client/stream)", "loopback TCP ceiling", "loopback TCP ceiling, distinct data"
+shm = "deeplaked, Go client (client/stream), SHARED_MEMORY"
 fromfile = "loopback TCP ceiling, from a file (pread, CRC32C, write)"
-print("\nGo client and the loopback ceilings, alternated\n")
-print("| round | Go client GB/s | ceiling | distinct | from a file | Go / ceiling | Go / distinct | Go / from a file |")
-print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-r1, r2, r3 = [], [], []
+print("\nGo client (over TCP, and through shared memory) and the loopback ceilings, alternated\n")
+print("| round | Go client GB/s | SHARED_MEMORY | ceiling | distinct | from a file | Go / ceiling | Go / distinct | Go / from a file | SHARED_MEMORY / ceiling | SHARED_MEMORY / distinct |")
+print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+r1, r2, r3, r4, r5 = [], [], [], [], []
 for k in sorted(by):
     m = by[k]
-    if go in m and one in m and dist in m and fromfile in m:
+    if go in m and shm in m and one in m and dist in m and fromfile in m:
         r1.append(m[go] / m[one]); r2.append(m[go] / m[dist]); r3.append(m[go] / m[fromfile])
-        print(f"| {k} | {m[go]:.2f} | {m[one]:.2f} | {m[dist]:.2f} | {m[fromfile]:.2f} | {r1[-1]:.2f} | {r2[-1]:.2f} | {r3[-1]:.2f} |")
+        r4.append(m[shm] / m[one]); r5.append(m[shm] / m[dist])
+        print(f"| {k} | {m[go]:.2f} | {m[shm]:.2f} | {m[one]:.2f} | {m[dist]:.2f} | {m[fromfile]:.2f} | {r1[-1]:.2f} | {r2[-1]:.2f} | {r3[-1]:.2f} | {r4[-1]:.2f} | {r5[-1]:.2f} |")
 if r1:
     print(f"\n- median Go client / loopback TCP ceiling: {statistics.median(r1):.2f} (one buffer), {statistics.median(r2):.2f} (distinct data), "
           f"{statistics.median(r3):.2f} (from a file: read, CRC32C, write)")
+    print(f"- median Go client through SHARED_MEMORY / loopback TCP ceiling: {statistics.median(r4):.2f} (one buffer), {statistics.median(r5):.2f} (distinct data)")
 PY
 "$py" - "$maps" <<'PY'
 import json, sys

@@ -33,8 +33,10 @@ def is_query(source):
 
 
 def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=None,
-             shard=None, drop_last=False, start_batch=None, epoch=None):
-    """The COPY statement that streams source (a table name or a query)."""
+             shard=None, drop_last=False, start_batch=None, epoch=None, shared_memory=None):
+    """The COPY statement that streams source (a table name or a query).
+    shared_memory True or an area size in bytes asks for SHARED_MEMORY
+    (read the statement with stream_frames(..., shared_memory=True))."""
     source = source.strip().rstrip(";").strip()
     target = "(%s)" % source if is_query(source) else source
     opts = ["FORMAT tensor"]
@@ -60,6 +62,10 @@ def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=N
         opts.append("START_BATCH %d" % int(start_batch))
     if epoch:
         opts.append("EPOCH '%s'" % str(epoch).replace("'", "''"))
+    if shared_memory is True:
+        opts.append("SHARED_MEMORY true")
+    elif shared_memory:
+        opts.append("SHARED_MEMORY %d" % int(shared_memory))
     return "COPY %s TO STDOUT WITH (%s)" % (target, ", ".join(opts))
 
 
@@ -71,7 +77,7 @@ def _shared_epoch(epoch):
     return torch.tensor([-1 if epoch is None else epoch], dtype=torch.int64).share_memory_()
 
 
-def stream_frames(conn, sql, raw=None):
+def stream_frames(conn, sql, raw=None, shared_memory=False):
     """Run a COPY ... (FORMAT tensor) on a psycopg 3 connection and yield each
     frame parsed. A server error raises psycopg's error (its sqlstate set);
     the batches of that epoch already yielded should be dropped. Stopping
@@ -82,13 +88,20 @@ def stream_frames(conn, sql, raw=None):
     straight into their aligned buffers off the connection's socket
     (rawcopy); otherwise, or with raw=False, through psycopg's copy. raw=True
     insists on the former (ValueError when the connection does not allow it).
-    While the generator runs, the connection is its alone."""
+    shared_memory=True says that sql asks for SHARED_MEMORY (see copy_sql),
+    which only the former reads (ValueError otherwise): frames then wrap
+    the shared area in place, and each is released to the server once no
+    array or tensor over it remains. While the generator runs, the
+    connection is its alone."""
     if raw is None:
         raw = rawcopy.usable(conn)
     elif raw and not rawcopy.usable(conn):
         raise ValueError("stream_frames(raw=True) needs a plain (not SSL), idle connection in autocommit mode")
+    if shared_memory and not raw:
+        raise ValueError("stream_frames(shared_memory=True) needs the raw path: a plain (not SSL), "
+                         "idle connection in autocommit mode")
     if raw:
-        payloads = rawcopy.stream_copy(conn, sql)
+        payloads = rawcopy.stream_copy(conn, sql, shared_memory=bool(shared_memory))
         try:
             for buf in payloads:
                 yield parse_aligned(buf)
@@ -111,8 +124,9 @@ class DataLoader(_Base):
     server's default, so the order is the same each epoch: pass a new seed
     per epoch to reshuffle; flag may be "exact"), .shuffle_buffer(rows),
     .shard(rank, world_size), .drop_last(), .start_batch(n), .with_validity(),
-    .snapshot(id), .to_numpy(), .to_torch(device="cpu", pin_memory=False).
-    .set_epoch(epoch) sets the epoch in place, as DistributedSampler's does.
+    .snapshot(id), .shared_memory(flag_or_bytes=True), .to_numpy(),
+    .to_torch(device="cpu", pin_memory=False). .set_epoch(epoch) sets the
+    epoch in place, as DistributedSampler's does.
 
     Iterating yields one dict per batch: column name → torch.Tensor (after
     .to_torch()) or numpy array, shape [rows, *dims]. Ragged columns give a
@@ -132,6 +146,16 @@ class DataLoader(_Base):
     the table is written to meanwhile: the workers of one DataLoader agree
     on it by themselves; ranks agree once every rank calls .set_epoch(e)
     at each epoch's start (with the same seed, or none).
+
+    Over a Unix socket (a conninfo whose host is a directory), each
+    statement asks for SHARED_MEMORY (docs/tensor-stream.md): the server
+    places the frames in a memory area it shares with the connection, one
+    area per worker's connection, and the batches' arrays and CPU tensors
+    wrap that memory in place (no copy); a frame goes back to the server
+    once nothing refers to it. Keeping batches is still safe: while kept
+    ones fill the area, the server sends frames through the socket
+    instead. .shared_memory(False) turns it off; .shared_memory(n) sets
+    the area's size to n bytes (1 MiB to 4 GiB; True: the server's 64 MiB).
     """
 
     def __init__(self, db, source):
@@ -151,6 +175,7 @@ class DataLoader(_Base):
         self._start_batch = None
         self._validity = False
         self._snapshot = None
+        self._shared_memory = True
         self._mode = "numpy"
         self._device = None
         self._pin = False
@@ -210,6 +235,17 @@ class DataLoader(_Base):
         (Database.export_snapshot(); SET TRANSACTION SNAPSHOT), while its
         exporter's transaction is open."""
         return self._with(snapshot=str(snapshot_id))
+
+    def shared_memory(self, flag_or_bytes=True):
+        """Whether to ask for SHARED_MEMORY where the connection allows it
+        (a Unix socket): True (the default), False, or the area's size in
+        bytes (1 MiB to 4 GiB)."""
+        v = flag_or_bytes
+        if not isinstance(v, bool):
+            v = int(v)
+            if not 1 << 20 <= v <= 4 << 30:
+                raise ValueError("shared memory area of %d bytes out of range (1 MiB to 4 GiB)" % v)
+        return self._with(shared_memory=v)
 
     def set_epoch(self, epoch):
         """Set the epoch (an integer ≥ 0), in place, as
@@ -343,17 +379,18 @@ class DataLoader(_Base):
             return None
         return "deeplaked:%s:%d:%d:%s" % (self._nonce, info.seed - info.id, self._iters, epoch)
 
-    def sql(self):
-        """The COPY statement this process (or DataLoader worker) runs."""
+    def sql(self, shared_memory=None):
+        """The COPY statement this process (or DataLoader worker) runs;
+        shared_memory as copy_sql's (frames() sets it by the connection)."""
         seed, shard = self._epoch_seed(), self._shard_for_worker()
         return copy_sql(self.query(), batch_size=self._batch_size, shuffle=self._shuffle,
                         seed=seed, shuffle_buffer=self._shuffle_buffer,
                         shard=shard, drop_last=self._drop_last,
-                        start_batch=self._start_batch, epoch=self._epoch_key(seed, shard))
+                        start_batch=self._start_batch, epoch=self._epoch_key(seed, shard),
+                        shared_memory=shared_memory)
 
     def frames(self):
         """Yield the parsed frames (deeplaked.frame.Frame) of one epoch."""
-        sql = self.sql()
         import psycopg
         conn = psycopg.connect(self._conninfo, autocommit=True, **self._connect_kwargs)
         try:
@@ -361,7 +398,8 @@ class DataLoader(_Base):
                 from psycopg import sql as pgsql
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 conn.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(self._snapshot)))
-            yield from stream_frames(conn, sql)
+            shm = self._shared_memory if rawcopy.usable(conn) and rawcopy.unix_socket(conn) else False
+            yield from stream_frames(conn, self.sql(shared_memory=shm), shared_memory=bool(shm))
         finally:
             conn.close()  # ends the snapshot's transaction, if any
 

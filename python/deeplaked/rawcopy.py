@@ -14,15 +14,26 @@ plain (not SSL) connection in autocommit mode (out of autocommit psycopg
 would open a transaction first), not in pipeline mode, and idle or in a
 transaction block the caller opened with its own BEGIN (a loader reading
 an exported snapshot), whose status the COPY leaves as it was (usable).
+
+With shared memory (the SHARED_MEMORY option, over a Unix socket: see
+docs/tensor-stream.md, "Shared memory") the server places frames in an
+area it shares with the client and sends 40-byte references to them; the
+client maps the area and hands out views of it, each released to the
+server once its last user is gone.
 """
 
+import array
+import mmap
 import os
 import socket
 import struct
 import threading
 import time
+import weakref
 
-from .frame import aligned_empty
+import numpy as np
+
+from .frame import ALIGN, aligned_empty
 
 _HEADER = struct.Struct("!cI")  # message type, length (itself included)
 _SKIP_CHUNK = 1 << 16
@@ -34,6 +45,37 @@ _INTRANS = 2  # psycopg.pq.TransactionStatus.INTRANS
 # id(connection) → the thread streaming a COPY on it, while the stream holds
 # the connection's lock.
 _streaming = {}
+
+# The shared area's control page and references (docs/tensor-stream.md,
+# "Shared memory").
+AREA_MAGIC = b"DLSM"
+REF_MAGIC = b"DLSR"
+SHARED_VERSION = 1
+CONTROL_PAGE = 4096
+RELEASED_SLOTS = 256
+_REF = struct.Struct("<4sHHQQQQ")  # magic, version, flags, seq, offset, length, size
+_AREA = struct.Struct("<4sHHQ")  # magic, version, reserved, size
+# Descriptors one read makes room for: the server sends one, once; more
+# are closed, and more than fit end the stream (MSG_CTRUNC).
+_MAX_FDS = 4
+_RECV_FLAGS = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+
+
+class Stats:
+    """Counts of the CopyData payloads that shared-memory streams
+    received in this process: shared, references to frames in a shared
+    area; inline, frames sent in the message itself (the server's
+    fallback when its area is full). For tests and diagnostics: a worker
+    process counts its own, and threads streaming at once may miss a
+    count."""
+
+    __slots__ = ("shared", "inline")
+
+    def __init__(self):
+        self.shared = self.inline = 0
+
+
+stats = Stats()
 
 
 def usable(conn):
@@ -54,7 +96,20 @@ def usable(conn):
         return False
 
 
-def stream_copy(conn, sql):
+def unix_socket(conn):
+    """Whether conn is connected over a Unix socket (where SHARED_MEMORY
+    can pass its area)."""
+    try:
+        s = socket.socket(fileno=conn.pgconn.socket)
+    except Exception:  # closed, or not a socket
+        return False
+    try:
+        return s.family == socket.AF_UNIX
+    finally:
+        s.detach()
+
+
+def stream_copy(conn, sql, shared_memory=False):
     """Run sql, a COPY ... TO STDOUT, on conn (usable(conn) must hold) and
     yield each CopyData payload as a fresh 64-byte aligned numpy uint8
     buffer. An ErrorResponse raises psycopg's error for its SQLSTATE once
@@ -63,6 +118,18 @@ def stream_copy(conn, sql):
     (KeyboardInterrupt) mid-read, cancels the query and reads on to
     ReadyForQuery; when that fails the connection is shut down, and psycopg
     reports it broken when next used.
+
+    shared_memory says that sql is a FORMAT tensor COPY with the
+    SHARED_MEMORY option (on a Unix socket). A payload that refers to a
+    frame in the shared area is then yielded as a fresh numpy uint8 array
+    over the frame in the mapped area (64-byte aligned as well), which
+    releases the frame to the server when it and every view of it (numpy
+    views, torch.from_numpy and torch.frombuffer tensors) are gone, in
+    whichever thread drops the last one. A consumer that keeps frames so
+    holds the area's space, and the server sends later frames inline
+    meanwhile. References read and not handed out (draining) are released
+    at once. A reference that does not follow the format raises
+    psycopg.OperationalError and shuts the connection down.
 
     The generator holds conn.lock until it ends, as psycopg's
     Cursor.stream does: other threads wait for the connection, and the loop
@@ -86,7 +153,7 @@ def stream_copy(conn, sql):
         fd = conn.pgconn.socket
         was_blocking = os.get_blocking(fd)
         sock = socket.socket(fileno=os.dup(fd))
-        r = _Reader(sock)
+        r = _SharedReader(sock) if shared_memory else _Reader(sock)
         sock.settimeout(None)  # blocking (libpq keeps it non-blocking): restored below
         r.lost = True  # a Query sent in part leaves the server waiting for the rest
         sock.sendall(_HEADER.pack(b"Q", len(q) + 5) + q + b"\0")
@@ -95,9 +162,11 @@ def stream_copy(conn, sql):
         while True:
             typ = r.header()
             if typ == b"d" and err is None and unexpected is None:
-                buf = r.body_aligned()
+                buf = r.data()
                 yield buf
                 buf = None
+            elif typ == b"d":  # after an error
+                r.skip_data()
             elif typ == b"Z":
                 r.skip()
                 break
@@ -110,8 +179,8 @@ def stream_copy(conn, sql):
                 msg = b"COPY FROM STDIN is not a stream to read\0"
                 sock.sendall(_HEADER.pack(b"f", len(msg) + 4) + msg)
                 unexpected = unexpected or "COPY ... FROM STDIN"
-            elif typ in b"dHcCNSA":  # CopyData after an error, CopyOutResponse, CopyDone,
-                # CommandComplete, NoticeResponse, ParameterStatus, NotificationResponse
+            elif typ in b"HcCNSA":  # CopyOutResponse, CopyDone, CommandComplete,
+                # NoticeResponse, ParameterStatus, NotificationResponse
                 r.skip()
             else:  # RowDescription, DataRow, EmptyQueryResponse...: not a COPY TO
                 r.skip()
@@ -125,6 +194,8 @@ def stream_copy(conn, sql):
             if r is not None and not r.ready:
                 _abandon(conn, r)
         finally:
+            if r is not None:
+                r.close()
             if sock is not None:
                 sock.close()
                 if not conn.closed:
@@ -195,6 +266,180 @@ class _Reader:
         while self.left:
             self.left -= self._recv(self.scratch[:min(self.left, _SKIP_CHUNK)])
 
+    # data returns the CopyData payload at hand, skip_data skips it, finish
+    # reads to the end of the message at hand (draining); close lets go of
+    # what the reader holds.
+    data = body_aligned
+    skip_data = finish = skip
+
+    def close(self):
+        pass
+
+
+def _protocol_error(r, message):
+    """The error for a stream that does not follow the protocol: the
+    connection is then shut down (r.lost)."""
+    import psycopg
+    r.lost = True
+    return psycopg.OperationalError(message)
+
+
+class _SharedReader(_Reader):
+    """A _Reader for a SHARED_MEMORY stream: it reads with recvmsg, keeping
+    the area's descriptor when it comes, and resolves references into
+    views of the mapped area.
+
+    fd is the area's descriptor until the area is mapped; area the
+    mapping; refs the number of references read (the seq the next one
+    carries); ref the body of the reference at hand, in_ref set while it
+    is read."""
+
+    __slots__ = ("anc", "fd", "area", "refs", "ref", "refmv", "in_ref")
+
+    def __init__(self, sock):
+        super().__init__(sock)
+        self.anc = socket.CMSG_SPACE(_MAX_FDS * 4)
+        self.fd = None
+        self.area = None
+        self.refs = 0
+        self.ref = bytearray(_REF.size)
+        self.refmv = memoryview(self.ref)
+        self.in_ref = False
+
+    def _recv(self, mv):
+        k, anc, flags, _ = self.sock.recvmsg_into([mv], self.anc, _RECV_FLAGS)
+        for level, typ, data in anc:
+            if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                for fd in array.array("i", data[:len(data) - len(data) % 4]):
+                    if self.fd is None and self.area is None:
+                        self.fd = fd
+                    else:  # the server passes one
+                        os.close(fd)
+        if flags & socket.MSG_CTRUNC:
+            raise _protocol_error(self, "the server passed more file descriptors than expected during COPY")
+        if not k:
+            import psycopg
+            self.lost = True
+            raise psycopg.OperationalError("the server closed the connection during COPY")
+        return k
+
+    def _read_ref(self):
+        self.in_ref = True
+        self._into(self.refmv)
+        self.in_ref = False
+
+    def data(self):
+        if self.left != _REF.size:
+            buf = self.body_aligned()
+            if buf[:4].tobytes() == REF_MAGIC:
+                raise _protocol_error(self, "a shared-memory reference of %d bytes, want %d" % (len(buf), _REF.size))
+            stats.inline += 1
+            return buf
+        self._read_ref()
+        if self.ref[:4] != REF_MAGIC:  # a frame, which the frame's parser judges
+            buf = aligned_empty(_REF.size)
+            buf[:] = np.frombuffer(self.ref, dtype=np.uint8)
+            stats.inline += 1
+            return buf
+        seq, offset, length = self._resolve()
+        stats.shared += 1
+        return self.area.frame(seq, offset, length)
+
+    def skip_data(self):
+        """Skip the CopyData at hand, releasing it when it is a reference."""
+        if self.left != _REF.size:
+            self.skip()
+            return
+        self._read_ref()
+        if self.ref[:4] == REF_MAGIC:
+            self.area.release(self._resolve()[0])
+
+    def finish(self):
+        if not self.in_ref:
+            self.skip()
+            return
+        self._read_ref()  # the rest of a reference whose read was interrupted
+        if self.ref[:4] == REF_MAGIC:
+            self.area.release(self._resolve()[0])
+
+    def _resolve(self):
+        """Check the reference in ref, mapping the area at the first, and
+        return its seq, offset and length."""
+        magic, version, _flags, seq, offset, length, size = _REF.unpack(self.ref)
+        if version != SHARED_VERSION:
+            raise _protocol_error(self, "shared-memory reference version %d, this client reads version %d"
+                                  % (version, SHARED_VERSION))
+        if seq != self.refs:
+            raise _protocol_error(self, "shared-memory reference %d out of order, want %d" % (seq, self.refs))
+        self.refs += 1
+        if self.area is None:
+            if self.fd is None:
+                raise _protocol_error(self, "a shared-memory reference before the area's file descriptor")
+            fd, self.fd = self.fd, None
+            try:
+                self.area = _Area.open(self, fd, size)
+            finally:
+                os.close(fd)
+        elif size != self.area.size:
+            raise _protocol_error(self, "shared-memory reference to an area of %d bytes, the area has %d"
+                                  % (size, self.area.size))
+        if offset % ALIGN or offset < CONTROL_PAGE or offset > size or length > size - offset:
+            raise _protocol_error(self, "shared-memory reference to bytes %d to %d, outside the %d-byte area's frames"
+                                  % (offset, offset + length, size))
+        return seq, offset, length
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        self.area = None  # the views handed out keep it mapped
+
+
+class _Area:
+    """A mapped shared area: frames are handed out as views (frame) and
+    released (release) by storing seq + 1 in the control page.
+
+    NB: the mapping stays while any frame's view or its release is
+    pending (their finalizers hold the area); CPython's mmap keeps a
+    duplicate of the descriptor as long. A forked child (a DataLoader
+    worker) shares the mapping but releases nothing: the frames it
+    inherited are its parent's to release."""
+
+    __slots__ = ("mm", "size", "released", "pid")
+
+    @classmethod
+    def open(cls, r, fd, size):
+        try:
+            have = os.fstat(fd).st_size
+        except OSError as e:
+            raise _protocol_error(r, "the shared-memory area's descriptor: %s" % e) from e
+        if size < CONTROL_PAGE or size != have:
+            raise _protocol_error(r, "shared-memory reference to an area of %d bytes, the area has %d" % (size, have))
+        try:
+            mm = mmap.mmap(fd, size)  # MAP_SHARED, read and write
+        except (OSError, ValueError) as e:
+            raise _protocol_error(r, "mapping the shared-memory area: %s" % e) from e
+        magic, version, _, page_size = _AREA.unpack_from(mm, 0)
+        if magic != AREA_MAGIC or version != SHARED_VERSION or page_size != size:
+            mm.close()
+            raise _protocol_error(r, "the shared-memory area's control page has magic %r, version %d, size %d"
+                                  % (magic, version, page_size))
+        a = cls()
+        a.mm, a.size, a.pid = mm, size, os.getpid()
+        a.released = np.frombuffer(mm, dtype="<u8", count=RELEASED_SLOTS, offset=64)
+        return a
+
+    def frame(self, seq, offset, length):
+        """A fresh array over the frame, released when it and every view of
+        it are gone."""
+        base = np.frombuffer(self.mm, dtype=np.uint8, count=length, offset=offset)
+        weakref.finalize(base, self.release, seq).atexit = False
+        return base
+
+    def release(self, seq):
+        if os.getpid() == self.pid:
+            self.released[seq % RELEASED_SLOTS] = seq + 1  # one aligned 8-byte store
+
 
 # The messages a COPY's answer may hold; anything else while draining means
 # the place in the stream was lost.
@@ -211,11 +456,15 @@ def _abandon(conn, r):
             r.sock.settimeout(DRAIN_TIMEOUT)
             conn.cancel()
             deadline = time.monotonic() + DRAIN_TIMEOUT
-            r.skip()
+            r.finish()
             while not r.ready and time.monotonic() < deadline:
-                if r.header()[0] not in _DRAIN_TYPES:
+                typ = r.header()
+                if typ[0] not in _DRAIN_TYPES:
                     break
-                r.skip()
+                if typ == b"d":
+                    r.skip_data()
+                else:
+                    r.skip()
             if r.ready:
                 return
         except Exception:

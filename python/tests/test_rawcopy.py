@@ -4,7 +4,6 @@ frame for frame against psycopg's copy."""
 
 import os
 import signal
-import socket
 import struct
 import threading
 import time
@@ -16,103 +15,13 @@ import deeplaked
 from deeplaked import rawcopy
 from deeplaked.frame import ALIGN
 from deeplaked.loader import copy_sql, stream_frames
+from fakeserver import Script, error_fields, msg
 from framebuild import build_frame, column
 
 psycopg = pytest.importorskip("psycopg")
 
 DSN = os.environ.get("DEEPLAKED_DSN")
 needs_server = pytest.mark.skipif(not DSN, reason="DEEPLAKED_DSN not set")
-
-
-# A scripted server: the test's end of a socket pair stands for libpq's.
-
-def msg(typ, body=b""):
-    return typ + struct.pack("!I", len(body) + 4) + body
-
-
-def error_fields(code, message, detail=None, hint=None):
-    b = b"SERROR\0VERROR\0C" + code.encode() + b"\0M" + message.encode() + b"\0"
-    if detail:
-        b += b"D" + detail.encode() + b"\0"
-    if hint:
-        b += b"H" + hint.encode() + b"\0"
-    return b + b"\0"
-
-
-class FakeConn:
-    """What stream_copy uses of a psycopg connection."""
-
-    class _PGconn:
-        ssl_in_use = False
-
-        def __init__(self, fd):
-            self.socket = fd
-
-    class _Info:
-        encoding = "utf-8"
-        transaction_status = 0
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.pgconn = self._PGconn(sock.fileno())
-        self.info = self._Info()
-        self.lock = threading.Lock()
-        self.closed = False
-        self.autocommit = True
-        self.cancels = 0
-
-    def cancel(self):
-        self.cancels += 1
-
-
-class Script:
-    """Plays the server: reads the Query, then writes out in pieces of
-    `chunk` bytes (to exercise partial reads)."""
-
-    def __init__(self, out, chunk=7, hang_up=False, pause_at=None):
-        self.client, self.server = socket.socketpair()
-        self.hang_up, self.pause_at = hang_up, pause_at
-        self.client.setblocking(False)  # as libpq leaves it
-        self.conn = FakeConn(self.client)
-        self.out, self.chunk = out, chunk
-        self.query = None
-        self.got = b""
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _read_exact(self, n):
-        b = b""
-        while len(b) < n:
-            part = self.server.recv(n - len(b))
-            if not part:
-                raise EOFError
-            b += part
-        return b
-
-    def _run(self):
-        try:
-            typ, n = struct.unpack("!cI", self._read_exact(5))
-            self.query = (typ, self._read_exact(n - 4))
-            for i in range(0, len(self.out), self.chunk):
-                if self.pause_at is not None and i <= self.pause_at < i + self.chunk:
-                    time.sleep(1)
-                self.server.sendall(self.out[i:i + self.chunk])
-            if self.hang_up:
-                self.server.shutdown(socket.SHUT_RDWR)
-                return
-            self.server.settimeout(0.5)
-            while True:  # whatever the client sends afterwards (CopyFail)
-                part = self.server.recv(4096)
-                if not part:
-                    break
-                self.got += part
-        except (OSError, EOFError):
-            pass
-
-    def close(self):
-        self.server.close()
-        self.thread.join(5)
-        self.client.close()
 
 
 def payloads(frames):
@@ -411,7 +320,7 @@ def test_fallback_path(db, monkeypatch):
     with connect() as conn:
         ref = list(stream_frames(conn, sql, raw=True))
 
-    def refuse(conn, sql):
+    def refuse(conn, sql, **kw):
         raise AssertionError("the raw path ran")
         yield
 
@@ -433,9 +342,9 @@ def test_loader_takes_raw_path(db, monkeypatch):
     calls = []
     real = rawcopy.stream_copy
 
-    def counted(conn, sql):
+    def counted(conn, sql, **kw):
         calls.append(sql)
-        return real(conn, sql)
+        return real(conn, sql, **kw)
 
     monkeypatch.setattr(rawcopy, "stream_copy", counted)
     assert sum(len(b["id"]) for b in db.dataloader("rawcopy_rows").columns(["id"])) == ROWS

@@ -1,11 +1,13 @@
 // Package pyclient_test runs the Python package's tests (python/tests, with
 // Debian's python3-pytest, python3-numpy and python3-torch on
-// /usr/bin/python3) against an in-process deeplaked. scripts/test.sh
+// /usr/bin/python3) against an in-process deeplaked, over TCP
+// (DEEPLAKED_DSN) and its Unix socket (DEEPLAKED_UNIX_DSN). scripts/test.sh
 // installs them; a missing one fails the test rather than skipping it.
 package pyclient_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +19,17 @@ import (
 const python = "/usr/bin/python3"
 
 func TestPythonPackage(t *testing.T) {
-	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), FlushRows: 64})
+	sockDir := t.TempDir()
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
+		FlushRows: 64, UnixSocketDir: sockDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs("../../python")
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +40,7 @@ func TestPythonPackage(t *testing.T) {
 		"PYTHONPATH="+root,
 		"PYTHONDONTWRITEBYTECODE=1",
 		"DEEPLAKED_DSN=postgres://tester@"+srv.Addr()+"/training?sslmode=disable",
+		"DEEPLAKED_UNIX_DSN=host="+sockDir+" port="+port+" user=tester dbname=training sslmode=disable",
 	)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

@@ -27,9 +27,13 @@ func main() {
 	dsn := flag.String("dsn", "", "deeplaked connection string")
 	batch := flag.Int("batch", 256, "rows per batch")
 	shuffle := flag.String("shuffle", "none", "none, buffer (SHUFFLE true) or exact (SHUFFLE 'exact')")
+	shm := flag.Bool("shm", false, "SHARED_MEMORY (the dsn must name the server's Unix socket)")
 	flag.Parse()
 	opts := stream.Options{BatchSize: *batch, Seed: 1}
 	name := "deeplaked, Go client (client/stream)"
+	if *shm {
+		opts.SharedMemory, name = stream.DefaultSharedMemory, name+", SHARED_MEMORY"
+	}
 	switch *shuffle {
 	case "none":
 	case "buffer":
