@@ -421,6 +421,15 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 		return err
 	}
 	n.Query = planner.Optimize(n.Query)
+	if size := n.Options.Tensor.SharedMemory; size > 0 {
+		sw, ok := w.(SharedMemoryWriter)
+		if !ok {
+			return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY is not available for this statement")
+		}
+		if err := sw.ShareMemory(size); err != nil {
+			return err
+		}
+	}
 	if key := n.Options.Tensor.Epoch; key != "" {
 		if err := s.ensureTxn().ReadEpoch(key); err != nil {
 			return err
@@ -431,15 +440,6 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 		return err
 	}
 	defer ct.Close()
-	if size := n.Options.Tensor.SharedMemory; size > 0 {
-		sw, ok := w.(SharedMemoryWriter)
-		if !ok {
-			return pgerror.New(pgerror.FeatureNotSupported, "SHARED_MEMORY is not available for this statement")
-		}
-		if err := sw.ShareMemory(size); err != nil {
-			return err
-		}
-	}
 	out, err := w.CopyOut(n.Options.Format == plan.CopyBinary || n.Options.Format == plan.CopyTensor, len(n.Columns()))
 	if err != nil {
 		return err

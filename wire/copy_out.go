@@ -152,4 +152,5 @@ func (o *copyOutWriter) done() {
 		o.active = false
 		o.c.send(&pgproto3.CopyDone{})
 	}
+	o.endShared() // the next statement of the query string asks anew
 }

@@ -45,6 +45,7 @@ var _ session.ResultWriter = (*resultWriter)(nil)
 func (w *resultWriter) reset(ctx context.Context) {
 	w.ncols = -1
 	w.copyOut.active = false
+	w.copyOut.endShared()
 	w.ctx = ctx
 	w.extended, w.formats, w.binary = false, nil, false
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,18 +17,23 @@ import (
 // The shared-memory area of a tensor stream (docs/tensor-stream.md, Shared
 // memory): a control page, then frames placed in a ring.
 const (
-	shmControl   = 4096
-	shmReleased  = 64  // offset of the released array in the control page
-	shmSlots     = 256 // entries of the released array: frames out at once
-	shmRefLen    = 40  // bytes of a reference
-	shmAlign     = 64
-	shmVersion   = 1
-	shmMaxAreas  = 8 << 30 // bytes of areas the server holds at once, over all connections
-	shmMagic     = "DLSM"
-	shmRefMagic  = "DLSR"
-	shmMinFrame  = 4096 // smaller frames go through the socket: a reference would not pay
-	shmFrameCeil = 2    // a frame over 1/shmFrameCeil of the ring goes through the socket
-	shmGrow      = 4 << 20
+	shmControl  = 4096
+	shmReleased = 64  // offset of the released array in the control page
+	shmSlots    = 256 // entries of the released array: frames out at once
+	shmRefLen   = 40  // bytes of a reference
+	shmAlign    = 64
+	shmVersion  = 1
+	shmMaxAreas = 8 << 30 // bytes of areas the server holds at once, over all connections
+	shmMagic    = "DLSM"
+	shmRefMagic = "DLSR"
+	// Smaller frames go through the socket, where they share writes: a
+	// reference costs a write and a wakeup of its own.
+	shmMinFrame = flushThreshold
+	// shmWait bounds how long a frame waits for room in the area before it
+	// goes through the socket: a client that reads slowly releases frames
+	// slowly, one that keeps them never does.
+	shmWait = 200 * time.Millisecond
+	shmGrow = 4 << 20
 )
 
 // shmHeld counts the bytes of the areas that exist, so that clients
@@ -61,7 +67,9 @@ type shmArea struct {
 	// of the last frame placed, where the search for room starts.
 	held []shmFrame
 	head int
-	ref  [shmRefLen]byte
+	// starved is set when a frame found no room within shmWait.
+	starved bool
+	ref     [shmRefLen]byte
 }
 
 // newShmArea creates an area of size bytes (a multiple of the page
@@ -128,6 +136,13 @@ func (a *shmArea) released(seq uint64) bool {
 	return atomic.LoadUint64(p) == seq+1
 }
 
+// shmFits reports whether a frame of n bytes may go into an area of size
+// bytes: one of shmMinFrame bytes or more that takes at most half of the
+// area after its control page.
+func shmFits(n, size int) bool {
+	return n >= shmMinFrame && (n+shmAlign-1)&^(shmAlign-1) <= (size-shmControl)/2
+}
+
 // reclaim drops the held frames the client released, in any order.
 func (a *shmArea) reclaim() {
 	k := 0
@@ -175,7 +190,7 @@ func (a *shmArea) fit(need int) (off, at int) {
 func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	a.reclaim()
 	need := (n + shmAlign - 1) &^ (shmAlign - 1)
-	if len(a.held) == shmSlots || n < shmMinFrame || need > (a.size-shmControl)/shmFrameCeil {
+	if len(a.held) == shmSlots || !shmFits(n, a.size) {
 		return nil
 	}
 	for _, f := range a.held {
@@ -248,6 +263,9 @@ func (w *resultWriter) ShareMemory(size int64) error {
 // goes to the client with the first reference.
 func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 	c := o.c
+	if !shmFits(n, o.shmSize) {
+		return false, nil
+	}
 	if o.shm == nil {
 		if o.shmFailed {
 			return false, nil
@@ -262,6 +280,21 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 	}
 	a := o.shm
 	ref := a.place(bufs, n)
+	if ref == nil && !a.starved {
+		// Wait a while for the client to release frames.
+		deadline := time.Now().Add(shmWait)
+		ctx := c.rw.ctx
+		for pause := 20 * time.Microsecond; ref == nil && time.Now().Before(deadline); pause = min(2*pause, time.Millisecond) {
+			if ctx != nil && ctx.Err() != nil {
+				break // canceled: the statement ends at its next step
+			}
+			time.Sleep(pause)
+			ref = a.place(bufs, n)
+		}
+	}
+	// Once a wait went unanswered, frames go through the socket without
+	// waiting until one fits again.
+	a.starved = ref == nil
 	if ref == nil {
 		return false, nil
 	}

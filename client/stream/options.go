@@ -43,7 +43,9 @@ type Options struct {
 	// 4 GiB; DefaultSharedMemory is a good size), instead of sending them
 	// through the socket. It needs a connection over the server's Unix
 	// socket, on the server's machine. A batch's columns are then views of
-	// the area, borrowed until the next batch as always. 0: off.
+	// the area, borrowed until the next batch as always: a slice of a
+	// batch used after the next call to Next or Close reads memory that is
+	// no longer mapped, and the program crashes. 0: off.
 	SharedMemory int64
 }
 
@@ -99,6 +101,9 @@ func CopySQL(query string, opts Options) (string, error) {
 		sb.WriteString(", EPOCH '" + strings.ReplaceAll(opts.Epoch, "'", "''") + "'")
 	}
 	if opts.SharedMemory != 0 {
+		if opts.SharedMemory < 1<<20 || opts.SharedMemory > 4<<30 {
+			return "", fmt.Errorf("stream: shared memory area of %d bytes out of range (1 MiB to 4 GiB)", opts.SharedMemory)
+		}
 		sb.WriteString(", SHARED_MEMORY " + strconv.FormatInt(opts.SharedMemory, 10))
 	}
 	sb.WriteString(")")

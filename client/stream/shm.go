@@ -33,6 +33,9 @@ type rightsReader struct {
 	uc  *net.UnixConn
 	oob []byte
 	fds []int
+	// truncated is set when descriptors were cut off (MSG_CTRUNC): the
+	// area cannot be mapped then.
+	truncated bool
 }
 
 func newRightsReader(uc *net.UnixConn) *rightsReader {
@@ -51,8 +54,8 @@ func (r *rightsReader) Read(p []byte) (int, error) {
 			}
 		}
 	}
-	if err == nil && flags&unix.MSG_CTRUNC != 0 {
-		err = errors.New("stream: the server sent more file descriptors than expected")
+	if flags&unix.MSG_CTRUNC != 0 {
+		r.truncated = true
 	}
 	return n, err
 }
@@ -72,6 +75,10 @@ type sharedArea struct {
 
 // mapArea maps the area the server passed with its first reference.
 func mapArea(rr *rightsReader, size uint64) (*sharedArea, error) {
+	if rr.truncated {
+		rr.closeFDs()
+		return nil, errors.New("stream: the server sent more file descriptors than expected")
+	}
 	if len(rr.fds) != 1 {
 		rr.closeFDs()
 		return nil, fmt.Errorf("stream: a shared-memory reference came with %d file descriptors, not one", len(rr.fds))

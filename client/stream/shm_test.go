@@ -3,9 +3,11 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -14,13 +16,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/deeplaked/deeplaked/client/stream"
 	"github.com/deeplaked/deeplaked/server"
 )
 
 // setupUnix starts a server that also listens on a Unix socket, with a
-// table of 2,000 rows of 16×16 images, and returns the DSNs of both.
+// table of 2,000 rows of 32×32 images, and returns the DSNs of both.
 func setupUnix(t *testing.T) (tcp, unix string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -35,8 +38,8 @@ func setupUnix(t *testing.T) (tcp, unix string) {
 	conn := connect(t, tcp)
 	defer conn.Close(context.Background())
 	for _, q := range []string{
-		`CREATE TABLE img (id int PRIMARY KEY, image uint8[16][16], note text)`,
-		`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat((g % 251)::text || ',', 16), ',') || '},', 16), ',') || '}')::uint8[16][16],
+		`CREATE TABLE img (id int PRIMARY KEY, image uint8[32][32], note text)`,
+		`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat((g % 251)::text || ',', 32), ',') || '},', 32), ',') || '}')::uint8[32][32],
 		        CASE WHEN g % 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(1, 2000) g`,
 	} {
 		if err := conn.Exec(context.Background(), q).Close(); err != nil {
@@ -95,9 +98,12 @@ func TestStreamSharedMemory(t *testing.T) {
 		opts       stream.Options
 		wantShared int
 	}{
-		{"in order", stream.Options{BatchSize: 64}, 32},
-		{"shuffled", stream.Options{BatchSize: 50, Shuffle: true, Seed: 9}, 40},
-		{"frames over half the area", stream.Options{BatchSize: 2000}, 0},
+		// 31 frames of 64 rows (64 KiB of images), then one of 16 rows:
+		// under 64 KiB, through the socket.
+		{"in order", stream.Options{BatchSize: 64}, 31},
+		{"shuffled", stream.Options{BatchSize: 100, Shuffle: true, Seed: 9}, 20},
+		{"frames over half the area", stream.Options{BatchSize: 1000}, 0},
+		{"frames under 64 KiB", stream.Options{BatchSize: 60}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := streamAll(t, tcp, "SELECT id, image, note FROM img", tc.opts)
@@ -177,7 +183,7 @@ func TestStreamSharedMemoryEnds(t *testing.T) {
 			t.Fatal("during the stream: the client's mapping is missing")
 		}
 	}
-	if err := s.Err(); err != nil || stream.SharedFrames(s) != 32 {
+	if err := s.Err(); err != nil || stream.SharedFrames(s) != 31 {
 		t.Fatalf("err %v, %d batches through the area", err, stream.SharedFrames(s))
 	}
 	waitNoAreas(t)
@@ -250,4 +256,82 @@ func TestStreamSharedMemoryRefused(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	waitNoAreas(t)
+}
+
+// TestSharedMemoryOneStatement: SHARED_MEMORY holds for its own COPY, not
+// for the next statement of the same query string, which gets frames, and
+// an area of its own when it asks for one. The client here reads with
+// plain reads (the descriptors are dropped) and releases nothing.
+func TestSharedMemoryOneStatement(t *testing.T) {
+	_, unixDSN := setupUnix(t)
+	cfg, err := pgconn.ParseConfig(unixDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	fe := pgproto3.NewFrontend(nc, nc)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "tester", "database": "db"}})
+	fe.Send(&pgproto3.Query{String: "COPY img TO STDOUT (FORMAT tensor, BATCH_SIZE 64, SHARED_MEMORY 1048576); " +
+		"COPY img TO STDOUT (FORMAT tensor, BATCH_SIZE 64); COPY img TO STDOUT (FORMAT tensor, BATCH_SIZE 64, SHARED_MEMORY 2097152)"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var refs, frames [3]int
+	var sizes [3]uint64
+	stmt := -1
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyOutResponse:
+			stmt++
+		case *pgproto3.CopyData:
+			if len(m.Data) == 40 && string(m.Data[:4]) == "DLSR" {
+				refs[stmt]++
+				sizes[stmt] = binary.LittleEndian.Uint64(m.Data[32:])
+			} else {
+				frames[stmt]++
+			}
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("%s: %s", m.Code, m.Message)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok && stmt >= 0 {
+			break
+		}
+	}
+	// This client releases nothing: once the area is full, frames come
+	// through the socket.
+	if stmt != 2 || refs[0] == 0 || refs[0]+frames[0] != 32 || refs[1] != 0 || frames[1] != 32 ||
+		refs[2] == 0 || refs[2]+frames[2] != 32 || sizes[0] != 1<<20 || sizes[2] != 2<<20 {
+		t.Fatalf("%d statements: references %v, frames %v, areas %v", stmt+1, refs, frames, sizes)
+	}
+	waitNoAreas(t)
+}
+
+// TestStreamSharedMemorySlowReader: a reader slower than the server fills
+// the area; the server waits for its releases rather than sending the
+// frames through the socket.
+func TestStreamSharedMemorySlowReader(t *testing.T) {
+	_, unixDSN := setupUnix(t)
+	conn := connect(t, unixDSN)
+	defer conn.Close(context.Background())
+	s, err := stream.Stream(context.Background(), conn, "img", stream.Options{BatchSize: 64, SharedMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for s.Next() {
+		rows += s.Batch().Rows
+		time.Sleep(3 * time.Millisecond)
+	}
+	if err := s.Err(); err != nil || rows != 2000 || stream.SharedFrames(s) != 31 {
+		t.Fatalf("err %v, %d rows, %d of 32 batches through the area", err, rows, stream.SharedFrames(s))
+	}
 }

@@ -171,12 +171,15 @@ func (s *Batches) read(ctx context.Context, conn *pgconn.PgConn, sql string, uc 
 		defer r.rr.closeFDs()
 	}
 	s.tag, s.err = r.run(ctx, s, sql)
-	if !stop() || r.broken {
+	canceled := !stop()
+	if canceled || r.broken {
 		// The connection is somewhere in the middle of the COPY.
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = conn.Close(closeCtx)
 		cancel()
-		if s.err == nil {
+		if s.err == nil || canceled {
+			// A read the cancel interrupted failed with a deadline
+			// error: the cancel is the cause.
 			s.err = ctx.Err()
 		}
 	}
@@ -206,6 +209,7 @@ func (s *Batches) Next() bool {
 		}
 		s.closed = true
 		s.cancel()
+		s.batch = Batch{}
 		s.area.unmap()
 		return false
 	}
@@ -263,6 +267,7 @@ func (s *Batches) stop() {
 	s.closed = true
 	s.cancel()
 	s.held = heldFrame{}
+	s.batch = Batch{}
 	s.area.unmap()
 	if s.failed == nil && s.err != nil && !errors.Is(s.err, context.Canceled) {
 		s.failed = fmt.Errorf("stream: %w", s.err)

@@ -538,22 +538,24 @@ def test_sql_option():
 
 UNIX_DSN = os.environ.get("DEEPLAKED_UNIX_DSN")
 DSN = os.environ.get("DEEPLAKED_DSN")
-ROWS = 20000
+ROWS = 5000
 
 
 def _img_sql():
-    """uint8[3][8][8] for row g: plane k holds (g + k) mod 251."""
-    def r8(v):
-        return "'{' || %s || repeat(',' || %s, 7) || '}'" % (v, v)
+    """uint8[3][32][32] for row g: plane k holds (g + k) mod 251. A batch
+    of 32 rows or more makes a frame of 96 KiB or more: the server places
+    frames of 64 KiB and more in the area."""
+    def r32(v):
+        return "'{' || %s || repeat(',' || %s, 31) || '}'" % (v, v)
 
     def plane(v):
-        return "'{' || %s || repeat(',' || %s, 7) || '}'" % (r8(v), r8(v))
+        return "'{' || %s || repeat(',' || %s, 31) || '}'" % (r32(v), r32(v))
     planes = tuple(plane("((g + %d) %% 251)::text" % k) for k in range(3))
-    return "('{' || %s || ',' || %s || ',' || %s || '}')::uint8[3][8][8]" % planes
+    return "('{' || %s || ',' || %s || ',' || %s || '}')::uint8[3][32][32]" % planes
 
 
 def expected_img(g):
-    return np.repeat(np.array([(g + k) % 251 for k in range(3)], dtype=np.uint8), 64).reshape(3, 8, 8)
+    return np.repeat(np.array([(g + k) % 251 for k in range(3)], dtype=np.uint8), 1024).reshape(3, 32, 32)
 
 
 @pytest.fixture(scope="module")
@@ -562,7 +564,7 @@ def udb():
         pytest.skip("DEEPLAKED_UNIX_DSN and DEEPLAKED_DSN not set")
     d = deeplaked.connect(UNIX_DSN)
     d.execute("DROP TABLE IF EXISTS shm_rows")
-    d.execute("CREATE TABLE shm_rows (id int, img uint8[3][8][8], txt text, n int)")
+    d.execute("CREATE TABLE shm_rows (id int, img uint8[3][32][32], txt text, n int)")
     d.execute("INSERT INTO shm_rows SELECT g, " + _img_sql() + ", CASE WHEN g % 5 = 0 THEN NULL ELSE 'row' || g END, "
               "g % 7 FROM generate_series(1, " + str(ROWS) + ") g")
     d.execute("VACUUM shm_rows")
@@ -679,7 +681,7 @@ def test_torch_batches_wrap_the_area(udb, tcp):
     loader = udb.dataloader("shm_rows").batch_size(64).shared_memory(1 << 20).to_torch()
     kept, wrapped = [], 0
     for k, b in enumerate(loader):
-        assert isinstance(b["img"], torch.Tensor) and b["img"].shape[1:] == (3, 8, 8)
+        assert isinstance(b["img"], torch.Tensor) and b["img"].shape[1:] == (3, 32, 32)
         ptr = b["img"].data_ptr()
         if any(lo <= ptr < hi for lo, hi in memfd_ranges()):
             wrapped += 1
@@ -705,7 +707,7 @@ def test_early_close_leaves_the_connection_usable(udb):
         assert second.columns["id"].to_numpy().tolist() == list(range(33, 65))
         assert sum(f.rows for f in stream_frames(conn, sql, shared_memory=True)) == ROWS
         # A server error mid-stream: raised, the connection usable.
-        bad = copy_sql("SELECT id, 1 / (id - 15000) AS x FROM shm_rows", batch_size=16, shared_memory=True)
+        bad = copy_sql("SELECT id, 1 / (id - 3000) AS x FROM shm_rows", batch_size=16, shared_memory=True)
         n = 0
         with pytest.raises(psycopg.errors.DivisionByZero):
             for _ in stream_frames(conn, bad, shared_memory=True):
