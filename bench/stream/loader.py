@@ -1,11 +1,14 @@
 """Measures deeplaked's Python loader reading the benchmark table into torch
 batches; prints one JSON line like the anchors (anchors.py).
 
-    PYTHONPATH=python loader.py DSN BATCH [socket]
+    PYTHONPATH=python loader.py DSN BATCH [socket|copy]
 
 Over a Unix socket DSN the loader asks for SHARED_MEMORY by itself; with
 "socket" it is turned off (.shared_memory(False)), so the frames come
-through the socket.
+through the socket. The loop touches the shapes only; with "copy" it also
+copies each batch's images into one tensor allocated beforehand, reading
+every byte as a copy to a GPU does (over SHARED_MEMORY the batches are
+views of the shared area, which nothing else reads).
 """
 
 import json
@@ -26,6 +29,11 @@ def main(dsn, batch, mode=""):
         loader = loader.shared_memory(False)
     elif db.conn.info.host.startswith("/"):
         name += ", SHARED_MEMORY"
+    dst = None
+    if mode == "copy":
+        import torch
+        dst = torch.empty((batch, 3, 64, 64), dtype=torch.uint8)
+        name += ", copied out"
     start = time.perf_counter()
     first = None
     rows = 0
@@ -34,6 +42,8 @@ def main(dsn, batch, mode=""):
             first = time.perf_counter() - start
         images, labels = b["image"], b["label"]
         assert tuple(images.shape[1:]) == (3, 64, 64) and labels.shape[0] == images.shape[0]
+        if dst is not None:
+            dst[:images.shape[0]].copy_(images)
         rows += images.shape[0]
     seconds = time.perf_counter() - start
     print(json.dumps({

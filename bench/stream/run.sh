@@ -112,6 +112,7 @@ log "deeplaked over its Unix socket: Python loader, Go client; through the socke
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" socket | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" | via_socket | tee -a "$results"
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" | via_socket | tee -a "$results"
+server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" copy | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm | via_socket | tee -a "$results"
 log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
@@ -163,6 +164,9 @@ ratio(goshm, "Unix socket ceiling", "Go client, SHARED_MEMORY / Unix socket ceil
 ratio(pyshm, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader, SHARED_MEMORY / psycopg COPY")
 ratio(pyshm, "PostgreSQL 15, psycopg COPY (FORMAT binary), Unix socket", "Python loader, SHARED_MEMORY / psycopg COPY over its Unix socket")
 ratio(pyshm, "PostgreSQL 15, psycopg SELECT", "Python loader, SHARED_MEMORY / psycopg SELECT")
+pycopy = py + ", SHARED_MEMORY, copied out, Unix socket"
+ratio(pycopy, "PostgreSQL 15, psycopg COPY (FORMAT binary)", "Python loader, SHARED_MEMORY, batches copied out / psycopg COPY")
+ratio(pycopy, "PostgreSQL 15, psycopg COPY (FORMAT binary), Unix socket", "Python loader, SHARED_MEMORY, batches copied out / psycopg COPY over its Unix socket")
 PY
 "$py" - "$pairs" <<'PY'
 import json, statistics, sys
