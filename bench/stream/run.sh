@@ -97,9 +97,10 @@ log "loopback TCP from the .npy file: read, CRC32C and write; sendfile"
 # moment to the next by more than the gap to the target, so the ratio is
 # taken within each round and the median reported.
 pairs="$work/pairs.jsonl"
+dlsockurl="postgres://bench@/bench?host=$work/sock&port=$dlport" # one word, for $cmd below
 log "Go client and the loopback ceilings, alternated (${BENCH_PAIRS:-5} rounds)"
 for round in $(seq "${BENCH_PAIRS:-5}"); do
-	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/goclient -dsn $dlsockdsn -batch $batch -shm" \
+	for cmd in "$work/goclient -dsn $dldsn -batch $batch" "$work/goclient -dsn $dlsockurl -batch $batch -shm" \
 		"$work/loopback -bytes $((rows * 12288))" \
 		"$work/loopback -distinct -bytes $((rows * 12288))" "$work/loopback -file $work/images.npy -bytes $((rows * 12288))"; do
 		$cmd | "$py" -c 'import json, sys
