@@ -340,6 +340,13 @@ func (c *conn) flush() error {
 		return nil
 	}
 	_, err := c.nc.Write(c.wbuf)
+	return c.wrote(err)
+}
+
+// wrote ends a write of what wbuf holds, by flush or by a vectored or
+// ancillary write: the buffer is emptied (dropped when it grew past
+// maxKeptWriteBuf), and a write error kept in werr and returned.
+func (c *conn) wrote(err error) error {
 	if cap(c.wbuf) > maxKeptWriteBuf {
 		c.wbuf = nil
 	} else {

@@ -133,14 +133,7 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 	_, err := o.nb.WriteTo(sock)
 	clear(o.iov)
 	o.nb = nil
-	if cap(c.wbuf) > maxKeptWriteBuf {
-		c.wbuf = nil
-	} else {
-		c.wbuf = c.wbuf[:0]
-	}
-	c.committed = 0
-	if err != nil {
-		c.werr = err
+	if err := c.wrote(err); err != nil {
 		return pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
 	}
 	return nil

@@ -317,14 +317,7 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 	if err == nil && k < len(c.wbuf) {
 		_, err = uc.Write(c.wbuf[k:]) // the descriptor went with the first part
 	}
-	if cap(c.wbuf) > maxKeptWriteBuf {
-		c.wbuf = nil
-	} else {
-		c.wbuf = c.wbuf[:0]
-	}
-	c.committed = 0
-	if err != nil {
-		c.werr = err
+	if err := c.wrote(err); err != nil {
 		return true, pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not send data to client")
 	}
 	a.sent = true
