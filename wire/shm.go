@@ -48,10 +48,10 @@ type shmFrame struct {
 	off, end int
 }
 
-// shmArea is one stream's area. Frames go into [shmControl, size) one
-// after the other, wrapping around, into the first gap between the frames
-// the client holds that has room (next fit): a frame the client keeps
-// does not stop the others' space from being reused.
+// shmArea is one stream's area. Frames go into [shmControl, size), each
+// into the first gap between the frames the client holds that has room
+// (first fit): a frame the client keeps does not stop the others' space
+// from being reused.
 type shmArea struct {
 	fd   int // the memfd, kept open to allocate the area's memory; -1 once closed
 	mem  []byte
@@ -63,11 +63,10 @@ type shmArea struct {
 	// reference; references are only sent after it.
 	sent bool
 	seq  uint64
-	// held are the frames the client holds, by offset; head is the end
-	// of the last frame placed, where the search for room starts.
+	// held are the frames the client holds, by offset.
 	held []shmFrame
-	head int
-	// starved is set when a frame found no room within shmWait.
+	// starved is set when a frame found no room within shmWait; it stays
+	// set until the client holds half of the area or less.
 	starved bool
 	ref     [shmRefLen]byte
 }
@@ -109,7 +108,7 @@ func newShmArea(size int) (*shmArea, error) {
 	copy(mem, shmMagic)
 	binary.LittleEndian.PutUint16(mem[4:], shmVersion)
 	binary.LittleEndian.PutUint64(mem[8:], uint64(size))
-	a := &shmArea{fd: fd, mem: mem, size: size, allocated: shmControl, head: shmControl, held: make([]shmFrame, 0, shmSlots)}
+	a := &shmArea{fd: fd, mem: mem, size: size, allocated: shmControl, held: make([]shmFrame, 0, shmSlots)}
 	copy(a.ref[:], shmRefMagic)
 	binary.LittleEndian.PutUint16(a.ref[4:], shmVersion)
 	binary.LittleEndian.PutUint64(a.ref[32:], uint64(size))
@@ -119,6 +118,25 @@ func newShmArea(size int) (*shmArea, error) {
 // close unmaps the server's side; the memory goes once the client unmaps
 // its side too.
 func (a *shmArea) close() {
+	if a.fd >= 0 && a.mem != nil {
+		// What the client holds stays until it lets go; give the rest of
+		// the memory back now, as the client may keep a frame (and so
+		// the whole area) long after the stream.
+		a.reclaim()
+		start := shmControl
+		for i := 0; i <= len(a.held); i++ {
+			end := a.allocated
+			if i < len(a.held) {
+				end = min(a.held[i].off, a.allocated)
+			}
+			if end > start {
+				_ = unix.Fallocate(a.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(start), int64(end-start))
+			}
+			if i < len(a.held) {
+				start = a.held[i].end
+			}
+		}
+	}
 	if a.fd >= 0 {
 		unix.Close(a.fd)
 		a.fd = -1
@@ -153,33 +171,49 @@ func (a *shmArea) reclaim() {
 		}
 	}
 	a.held = a.held[:k]
-	if k == 0 {
-		a.head = shmControl
-	}
 }
 
-// fit returns the offset of the first gap between held frames, from head
-// on and then from the start, with room for need bytes, and the index in
-// held the frame takes; -1 when there is none.
+// fit returns the offset of the first gap between held frames, from the
+// area's start, with room for need bytes, and the index in held the frame
+// takes; -1 when there is none. First fit: a reader that releases frames
+// as it goes has its frames placed again and again in the area's first
+// few, so a stream touches (and allocates) no more of the area than it
+// needs.
 func (a *shmArea) fit(need int) (off, at int) {
-	from := a.head
-	for range 2 {
-		start := shmControl
-		for i := 0; i <= len(a.held); i++ {
-			end := a.size
-			if i < len(a.held) {
-				end = a.held[i].off
-			}
-			if o := max(start, from); o+need <= end {
-				return o, i
-			}
-			if i < len(a.held) {
-				start = a.held[i].end
-			}
+	start := shmControl
+	for i := 0; i <= len(a.held); i++ {
+		end := a.size
+		if i < len(a.held) {
+			end = a.held[i].off
 		}
-		from = shmControl
+		if start+need <= end {
+			return start, i
+		}
+		if i < len(a.held) {
+			start = a.held[i].end
+		}
 	}
 	return -1, 0
+}
+
+// windowFull reports whether a held frame is shmSlots - 1 frames or more
+// behind the next one: only its release makes room then.
+func (a *shmArea) windowFull() bool {
+	for _, f := range a.held {
+		if a.seq-f.seq >= shmSlots {
+			return true
+		}
+	}
+	return false
+}
+
+// heldBytes returns the bytes of the frames the client holds.
+func (a *shmArea) heldBytes() int {
+	n := 0
+	for _, f := range a.held {
+		n += f.end - f.off
+	}
+	return n
 }
 
 // place copies the concatenation of bufs, n bytes, into the area and
@@ -193,10 +227,8 @@ func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	if len(a.held) == shmSlots || !shmFits(n, a.size) {
 		return nil
 	}
-	for _, f := range a.held {
-		if a.seq-f.seq >= shmSlots {
-			return nil
-		}
+	if a.windowFull() {
+		return nil
 	}
 	off, at := a.fit(need)
 	if off < 0 || !a.allocate(off+need) {
@@ -206,8 +238,7 @@ func (a *shmArea) place(bufs [][]byte, n int) []byte {
 	for _, b := range bufs {
 		p += copy(a.mem[p:], b)
 	}
-	a.head = off + need
-	a.held = slices.Insert(a.held, at, shmFrame{seq: a.seq, off: off, end: a.head})
+	a.held = slices.Insert(a.held, at, shmFrame{seq: a.seq, off: off, end: off + need})
 	binary.LittleEndian.PutUint64(a.ref[8:], a.seq)
 	binary.LittleEndian.PutUint64(a.ref[16:], uint64(off))
 	binary.LittleEndian.PutUint64(a.ref[24:], uint64(n))
@@ -280,7 +311,7 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 	}
 	a := o.shm
 	ref := a.place(bufs, n)
-	if ref == nil && !a.starved {
+	if ref == nil && !a.starved && !a.windowFull() {
 		// Wait a while for the client to release frames.
 		deadline := time.Now().Add(shmWait)
 		ctx := c.rw.ctx
@@ -292,11 +323,16 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 			ref = a.place(bufs, n)
 		}
 	}
-	// Once a wait went unanswered, frames go through the socket without
-	// waiting until one fits again.
-	a.starved = ref == nil
-	if ref == nil {
+	// Once a wait went unanswered the client keeps frames: the next ones
+	// go through the socket without waiting until it holds half of the
+	// area or less. (A reader that keeps some batches would otherwise
+	// make every few frames wait in vain.)
+	switch {
+	case ref == nil:
+		a.starved = true
 		return false, nil
+	case a.starved && a.heldBytes() <= (a.size-shmControl)/2:
+		a.starved = false
 	}
 	c.wbuf = append(c.wbuf, 'd', 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(c.wbuf[len(c.wbuf)-4:], uint32(len(ref)+4))

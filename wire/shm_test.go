@@ -166,3 +166,48 @@ func TestShmAreaKeptFrame(t *testing.T) {
 		t.Fatal("no frame placed once the kept one was released")
 	}
 }
+
+// TestShmAreaCloseFrees: closing an area gives back the memory of every
+// frame but those the client still holds, which it may keep for long.
+func TestShmAreaCloseFrees(t *testing.T) {
+	const size = 8 << 20
+	a, err := newShmArea(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := bytes.Repeat([]byte{7}, 256<<10)
+	var kept uint64
+	for i := range 20 {
+		ref := a.place([][]byte{frame}, len(frame))
+		if ref == nil {
+			t.Fatalf("frame %d not placed", i)
+		}
+		seq := binary.LittleEndian.Uint64(ref[8:])
+		if i == 10 {
+			kept = seq // the client keeps this one
+			continue
+		}
+		binary.LittleEndian.PutUint64(a.mem[shmReleased+8*(seq%shmSlots):], seq+1)
+	}
+	// The client's descriptor, as the client has it.
+	fd, err := unix.Dup(a.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	allocatedBytes := func() int64 {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
+	}
+	if b := allocatedBytes(); b < int64(len(frame)) {
+		t.Fatalf("%d bytes allocated before close", b)
+	}
+	a.close()
+	// The control page and the kept frame remain.
+	if b := allocatedBytes(); b > shmControl+int64(len(frame))+shmAlign {
+		t.Fatalf("%d bytes still allocated after close, the kept frame (seq %d) is %d", b, kept, len(frame))
+	}
+}
