@@ -104,7 +104,11 @@ def stream_frames(conn, sql, raw=None, shared_memory=False):
         payloads = rawcopy.stream_copy(conn, sql, shared_memory=bool(shared_memory))
         try:
             for buf in payloads:
-                yield parse_aligned(buf)
+                frame, buf = parse_aligned(buf), None
+                yield frame
+                # Not held while the next frame is awaited: through shared
+                # memory a frame goes back to the server once dropped.
+                frame = None
         finally:
             payloads.close()
         return
@@ -238,10 +242,12 @@ class DataLoader(_Base):
 
     def shared_memory(self, flag_or_bytes=True):
         """Whether to ask for SHARED_MEMORY where the connection allows it
-        (a Unix socket): True (the default), False, or the area's size in
-        bytes (1 MiB to 4 GiB)."""
+        (a Unix socket): True (the default), False (or 0), or the area's
+        size in bytes (1 MiB to 4 GiB)."""
         v = flag_or_bytes
-        if not isinstance(v, bool):
+        if isinstance(v, (bool, np.bool_)) or v == 0:
+            v = bool(v)
+        else:
             v = int(v)
             if not 1 << 20 <= v <= 4 << 30:
                 raise ValueError("shared memory area of %d bytes out of range (1 MiB to 4 GiB)" % v)
@@ -406,12 +412,18 @@ class DataLoader(_Base):
     def __iter__(self):
         self._iters += 1
         for frame in self.frames():
-            out = {}
-            for name, col in frame.columns.items():
-                out[name] = self._convert(col, col.to_numpy())
-                if self._validity:
-                    out[name + ".valid"] = self._convert_fixed(col.valid(), None)
+            out, frame = self._batch(frame), None
             yield out
+            out = None  # not held while the next frame is awaited (see stream_frames)
+
+    def _batch(self, frame):
+        """The dict of one frame's columns."""
+        out = {}
+        for name, col in frame.columns.items():
+            out[name] = self._convert(col, col.to_numpy())
+            if self._validity:
+                out[name + ".valid"] = self._convert_fixed(col.valid(), None)
+        return out
 
     def _convert(self, col, value):
         if self._mode != "torch":

@@ -395,6 +395,10 @@ class _SharedReader(_Reader):
         self.area = None  # the views handed out keep it mapped
 
 
+# The areas mapped in this process, for the fork handler below.
+_areas = weakref.WeakSet()
+
+
 class _Area:
     """A mapped shared area: frames are handed out as views (frame) and
     released (release) by storing seq + 1 in the control page.
@@ -402,10 +406,12 @@ class _Area:
     NB: the mapping stays while any frame's view or its release is
     pending (their finalizers hold the area); CPython's mmap keeps a
     duplicate of the descriptor as long. A forked child (a DataLoader
-    worker) shares the mapping but releases nothing: the frames it
-    inherited are its parent's to release."""
+    worker, a multiprocessing.Process given a batch) gets a private copy
+    of each area (_private_after_fork): the server goes on reusing the
+    shared one as the parent releases frames. The child releases nothing:
+    the frames it inherited are its parent's to release."""
 
-    __slots__ = ("mm", "size", "released", "pid")
+    __slots__ = ("mm", "size", "released", "pid", "__weakref__")
 
     @classmethod
     def open(cls, r, fd, size):
@@ -427,7 +433,26 @@ class _Area:
         a = cls()
         a.mm, a.size, a.pid = mm, size, os.getpid()
         a.released = np.frombuffer(mm, dtype="<u8", count=RELEASED_SLOTS, offset=64)
+        _areas.add(a)
         return a
+
+    def make_private(self):
+        """Replace the shared mapping with private memory holding what it
+        holds now, at the same address, so the arrays over it keep their
+        contents whatever the server writes into the area next."""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+        view = ctypes.c_char.from_buffer(self.mm)
+        addr = ctypes.addressof(view)
+        del view
+        saved = self.mm[:]  # a copy
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x10  # MAP_FIXED
+        got = libc.mmap(addr, self.size, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0)
+        if got != addr:
+            raise OSError(ctypes.get_errno(), "mmap over the shared area failed")
+        ctypes.memmove(addr, saved, self.size)
 
     def frame(self, seq, offset, length):
         """A fresh array over the frame, released when it and every view of
@@ -439,6 +464,60 @@ class _Area:
     def release(self, seq):
         if os.getpid() == self.pid:
             self.released[seq % RELEASED_SLOTS] = seq + 1  # one aligned 8-byte store
+
+
+# Set by _before_fork while areas are mapped: the child tells the parent
+# through it that it has made its copies.
+_fork_pipe = None
+
+
+def _before_fork():
+    global _fork_pipe
+    if len(_areas):
+        _fork_pipe = os.pipe()
+
+
+def _after_fork_in_parent():
+    """Wait until the child has copied the areas: until then the parent
+    must not release a frame, which the server could then write over."""
+    global _fork_pipe
+    p, _fork_pipe = _fork_pipe, None
+    if p is not None:
+        os.close(p[1])
+        try:
+            os.read(p[0], 1)  # a byte, or the end when the child died
+        finally:
+            os.close(p[0])
+
+
+def _after_fork_in_child():
+    """Make every area private (see _Area). An area that cannot be is
+    unmapped instead, so that a read of the parent's frames fails loudly
+    rather than seeing other frames' bytes."""
+    global _fork_pipe
+    p, _fork_pipe = _fork_pipe, None
+    try:
+        for a in list(_areas):
+            try:
+                a.make_private()
+            except Exception:
+                import ctypes
+                libc = ctypes.CDLL(None)
+                libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+                view = ctypes.c_char.from_buffer(a.mm)
+                addr = ctypes.addressof(view)
+                del view
+                libc.munmap(addr, a.size)
+    finally:
+        if p is not None:
+            os.close(p[0])
+            os.write(p[1], b"x")
+            os.close(p[1])
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 # The messages a COPY's answer may hold; anything else while draining means

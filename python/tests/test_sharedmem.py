@@ -237,6 +237,34 @@ def test_forked_child_releases_nothing():
         area.close()
 
 
+def test_forked_child_keeps_its_copy():
+    # The server goes on writing into the area once the parent releases a
+    # frame; a forked child's inherited batch keeps the bytes it had.
+    area = Area()
+    out, first = mixed(area, inline=(), n=2)
+    s = Script(out, fds=(first, [area.fd]))
+    try:
+        got = list(stream_frames(s.conn, SQL, raw=True, shared_memory=True))
+        before = [f.columns["img"].to_numpy().copy() for f in got]
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            os.read(r, 1)  # the server has written over the frames
+            same = all(np.array_equal(f.columns["img"].to_numpy(), b) for f, b in zip(got, before))
+            os._exit(0 if same else 1)
+        os.close(r)
+        # As the server reusing released space: new bytes over the frames.
+        area.mm[4096:] = b"\xee" * (len(area.mm) - 4096)
+        assert not all(np.array_equal(f.columns["img"].to_numpy(), b) for f, b in zip(got, before))
+        os.write(w, b"x")
+        os.close(w)
+        assert os.waitpid(pid, 0)[1] == 0, "the child's batches changed with the area"
+    finally:
+        s.close()
+        area.close()
+
+
 def test_seq_wraps_the_released_slots():
     # More references than the 256 slots: entry seq mod 256 holds seq + 1.
     area = Area(4 << 20)
@@ -529,7 +557,9 @@ def test_sql_option():
     assert l._shared_memory is True and "SHARED" not in l.sql()
     assert l.shared_memory(False)._shared_memory is False
     assert l.shared_memory(4 << 20).sql(shared_memory=4 << 20).endswith("SHARED_MEMORY 4194304)")
-    for bad in (0, 1000, (4 << 30) + 1):
+    assert l.shared_memory(0)._shared_memory is False
+    assert l.shared_memory(np.True_)._shared_memory is True
+    for bad in (1000, (4 << 30) + 1):
         with pytest.raises(ValueError):
             l.shared_memory(bad)
 
