@@ -15,7 +15,8 @@ import (
 )
 
 // The shared-memory area of a tensor stream (docs/tensor-stream.md, Shared
-// memory): a control page, then frames placed in a ring.
+// memory): a control page, then frames placed in the gaps between the
+// frames the client holds.
 const (
 	shmControl  = 4096
 	shmReleased = 64  // offset of the released array in the control page
@@ -75,7 +76,7 @@ type shmArea struct {
 // size), sealed against resizing so that the client cannot shrink it
 // under the server. Its memory is allocated (fallocate) before the
 // server writes into it, so that a write cannot fault for want of memory:
-// the control page now, the ring as it first reaches further.
+// the control page now, the rest as frames first reach further.
 func newShmArea(size int) (*shmArea, error) {
 	if shmHeld.Add(int64(size)) > shmMaxAreas {
 		shmHeld.Add(-int64(size))

@@ -11,8 +11,8 @@ import (
 
 // TestShmAreaRing places frames of random sizes in an area while a
 // client releases them in random order, and checks that a frame the
-// client holds is never written over, that frames lie in the ring at
-// 64-byte boundaries, that the ring wraps around, and that frames go
+// client holds is never written over, that frames lie in the area at
+// 64-byte boundaries, that placing goes back to lower offsets, and that frames go
 // through the socket only when it has no room.
 func TestShmAreaRing(t *testing.T) {
 	const size = 1 << 20
@@ -34,7 +34,7 @@ func TestShmAreaRing(t *testing.T) {
 	for i := range 5000 {
 		n := shmMinFrame + rng.IntN(200<<10)
 		if i%50 == 0 {
-			n = size/2 + 1 // over half the ring: always through the socket
+			n = size/2 + 1 // over half the area: always through the socket
 		}
 		fill := byte(i)
 		frame := bytes.Repeat([]byte{fill}, n)
