@@ -450,26 +450,7 @@ func (f *fetcher) fitsCache(c int) bool {
 // several goroutines. Headers read are kept in f.headers, for the
 // fetcher, and in the database's header cache, for the next ones.
 func (f *fetcher) readHeader(ctx context.Context, key string, typ types.Type) (colChunkHeader, error) {
-	head, err := f.db.store.GetRange(ctx, key, 0, colChunkFixedLen)
-	if err != nil {
-		return colChunkHeader{}, ioErrorf(err, "reading table %q", f.t.Name)
-	}
-	n, err := colChunkHeaderSize(head)
-	if err != nil {
-		return colChunkHeader{}, inTable(err, "table %q, object %s", f.t.Name, key)
-	}
-	if n > len(head) {
-		if head, err = f.db.store.GetRange(ctx, key, 0, int64(n)); err != nil {
-			return colChunkHeader{}, ioErrorf(err, "reading table %q", f.t.Name)
-		}
-	}
-	h, err := parseColChunkHeader(head, typ)
-	if err != nil {
-		return colChunkHeader{}, inTable(err, "table %q, object %s", f.t.Name, key)
-	}
-	f.db.stats.RangeReads.Add(1)
-	f.db.stats.RangeBytes.Add(int64(len(head)))
-	return h, nil
+	return f.db.readChunkHeader(ctx, f.t, key, typ)
 }
 
 // readOne appends row i of chunk ck of column c to dst, with a byte-range

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,12 @@ type ScanOptions struct {
 	// instead of copies (types.Vec.Window), for a reader that only reads
 	// the values. Batches then end where a column's chunk does.
 	Borrow bool
+	// Hollow lists table columns among Cols, fixed-width ones, whose
+	// values the caller reads itself with DB.ReadExtent (see Extent); with
+	// Borrow only. A batch of a hollow column whose chunk allows it is a
+	// hollow window: NULL flags and offsets, no bytes. Batches then also
+	// end where deleted rows interrupt the rows read.
+	Hollow []int
 	// Cached reads chunks through the database's cache of decoded chunks
 	// (Options.ChunkCacheBytes), for scans repeated over one table such as
 	// exact vector searches; other scans bypass it.
@@ -90,6 +97,10 @@ type Scanner struct {
 	// (ScanOptions.Borrow); own[j] then keeps the column's own Vec.
 	borrowed []bool
 	own      []types.Vec
+	// hollowAt[j] is the extent of out.Cols[j] while it is a hollow
+	// window (ScanOptions.Hollow); hollow is set when some column may be.
+	hollowAt []Extent
+	hollow   bool
 	ids      []uint64
 	xmin     []uint64 // per row, when wantXmin
 	// asOf filters rows by their committing version (0: no filter).
@@ -281,6 +292,8 @@ func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanne
 	if opts.Borrow {
 		s.borrowed = make([]bool, len(opts.Cols))
 		s.own = make([]types.Vec, len(opts.Cols))
+		s.hollow = len(opts.Hollow) > 0
+		s.hollowAt = make([]Extent, len(opts.Cols))
 	}
 	s.loader = newChunkLoader(db, t)
 	s.loader.cached = opts.Cached
@@ -342,6 +355,7 @@ func (s *Scanner) next() (*types.Batch, []uint64, error) {
 		if b {
 			*s.out.Cols[j] = s.own[j]
 			s.borrowed[j] = false
+			s.hollowAt[j] = Extent{}
 		}
 	}
 	s.out.Reset()
@@ -400,7 +414,9 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.cursors = s.cursors[:0]
 	span := s.fragRange(f)
 	for _, c := range s.cols {
-		s.cursors = append(s.cursors, s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges, span))
+		cc := s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges, span)
+		cc.hollow = s.hollow && slices.Contains(s.opts.Hollow, c)
+		s.cursors = append(s.cursors, cc)
 	}
 	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges, span)
 	s.xminCur = nil
@@ -441,11 +457,12 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 		if s.borrowed != nil {
 			hi = min(hi, s.chunkEnd(lo))
 		}
-		if err := s.readRows(lo, hi); err != nil {
+		end, err := s.readRows(lo, hi)
+		if err != nil {
 			s.err = err
 			return true
 		}
-		r[0] = hi
+		r[0] = end
 		if r[0] == r[1] {
 			s.ranges = s.ranges[1:]
 		}
@@ -463,17 +480,20 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 	return false
 }
 
-// readRows appends the visible rows among fragment rows [lo, hi).
-func (s *Scanner) readRows(lo, hi int64) error {
+// readRows appends the visible rows among fragment rows [lo, hi) and
+// returns where it stopped: hi, or in a scan with hollow columns the
+// first row after the first visible run that rows not visible end (a
+// hollow window holds one run).
+func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 	n := int(hi - lo)
 	s.idBuf = s.idBuf[:0]
 	if err := s.rowIDCur.readInts(lo, hi, &s.idBuf); err != nil {
-		return err
+		return 0, err
 	}
 	s.xBuf = s.xBuf[:0]
 	if s.xminCur != nil {
 		if err := s.xminCur.readInts(lo, hi, &s.xBuf); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Visible runs: skip deleted rows and rows newer than asOf.
@@ -507,21 +527,24 @@ func (s *Scanner) readRows(lo, hi int64) error {
 		return nil
 	}
 	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
-		return emit(n) // every row is visible
+		return hi, emit(n) // every row is visible
 	}
 	for i := 0; i < n; i++ {
 		del := s.isDeletedFrom(&pos, s.idBuf[i])
-		if del && s.dropped != nil {
-			s.dropped = append(s.dropped, s.idBuf[i])
-		}
 		if del || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+			if s.hollow && i > run {
+				return lo + int64(i), emit(i)
+			}
+			if del && s.dropped != nil {
+				s.dropped = append(s.dropped, s.idBuf[i])
+			}
 			if err := emit(i); err != nil {
-				return err
+				return 0, err
 			}
 			run = i + 1
 		}
 	}
-	return emit(n)
+	return hi, emit(n)
 }
 
 // chunkEnd returns where the first chunk that ends after fragment row lo
@@ -542,6 +565,10 @@ func (s *Scanner) chunkEnd(lo int64) int64 {
 // in one stored chunk, else as a copy (after copying any window).
 func (s *Scanner) borrowTo(j int, cc *colCursor, lo, hi int64) error {
 	dst := s.out.Cols[j]
+	if s.hollowAt[j].c != nil {
+		// A hollow window holds one run (see readRows).
+		return assertf("scan of %q: a hollow window of column %d would be copied", s.t.Name, s.cols[j])
+	}
 	if s.borrowed[j] {
 		w := *dst
 		*dst = s.own[j]
@@ -556,10 +583,25 @@ func (s *Scanner) borrowTo(j int, cc *colCursor, lo, hi int64) error {
 			s.own[j] = *dst
 			dst.Window(cc.vec, int(lo-ck.Start), int(hi-ck.Start))
 			s.borrowed[j] = true
+			if cc.hc != nil {
+				s.hollowAt[j] = Extent{c: cc.hc, Row: int(lo - ck.Start), Rows: int(hi - lo)}
+			}
 			return nil
 		}
 	}
 	return cc.copyTo(dst, lo, hi)
+}
+
+// Extent returns where the values of v are stored when v is a hollow
+// window of this scan's last batch (ScanOptions.Hollow). Its bytes are
+// then not in v: read them with DB.ReadExtent.
+func (s *Scanner) Extent(v *types.Vec) (Extent, bool) {
+	for j, e := range s.hollowAt {
+		if e.c != nil && s.out.Cols[j] == v {
+			return e, true
+		}
+	}
+	return Extent{}, false
 }
 
 // readBuffered reads up to a batch of committed buffered rows and reports
@@ -724,6 +766,7 @@ type chunkLoad struct {
 	vec    *types.Vec
 	err    error
 	shared bool
+	hc     *hollowChunk
 }
 
 // colCursor reads one stored column of a fragment.
@@ -743,6 +786,10 @@ type colCursor struct {
 	span   [2]int64
 	// shared is set when vec is the chunk cache's (see start).
 	shared bool
+	// hollow is set for a hollow column (ScanOptions.Hollow); hc is then
+	// the current chunk when vec holds none of its bytes.
+	hollow bool
+	hc     *hollowChunk
 }
 
 // needed reports whether the scan has rows of chunk ck still to read.
@@ -766,7 +813,7 @@ func (cc *colCursor) at(r int64) error {
 		return corruptionf("table %q: fragment %d column %d has no row %d", cc.l.t.Name, cc.f.ID, cc.col, r)
 	}
 	if cs[i].Seq == memChunkSeq {
-		cc.cur, cc.vec = i, cc.mem
+		cc.cur, cc.vec, cc.hc = i, cc.mem, nil
 		return nil
 	}
 	ld := cc.start(i)
@@ -787,7 +834,7 @@ func (cc *colCursor) at(r int64) error {
 	if cc.vec != nil && cc.vec != cc.mem && !cc.shared {
 		cc.spare = cc.vec
 	}
-	cc.cur, cc.vec, cc.shared = i, ld.vec, ld.shared
+	cc.cur, cc.vec, cc.shared, cc.hc = i, ld.vec, ld.shared, ld.hc
 	// Loads behind the new position are no longer needed.
 	for k := range cc.loads {
 		if k < i {
@@ -825,7 +872,7 @@ func (cc *colCursor) start(i int) *chunkLoad {
 		}
 	}
 	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
-	db, t, ctx, typ := cc.l.db, cc.l.t, cc.l.ctx, cc.typ
+	db, t, ctx, typ, hollow := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.hollow
 	cc.l.loads.Go(func() {
 		defer close(ld.done)
 		select {
@@ -842,6 +889,18 @@ func (cc *colCursor) start(i int) *chunkLoad {
 		if ld.shared {
 			ld.vec, ld.err = db.cachedChunk(ctx, t, key, typ, ck)
 			return
+		}
+		if hollow {
+			hc, err := db.hollowChunkOf(ctx, t, key, typ, ck)
+			if err != nil {
+				ld.err = err
+				return
+			}
+			if hc != nil {
+				hollowVec(vec, typ, hc.h.rows, hc.h.shape.width)
+				ld.vec, ld.hc = vec, hc
+				return
+			}
 		}
 		ld.err = db.readChunk(ctx, t, key, typ, ck, vec)
 		ld.vec = vec
@@ -910,6 +969,9 @@ func (cc *colCursor) copyTo(dst *types.Vec, lo, hi int64) error {
 		if err := cc.at(lo); err != nil {
 			return err
 		}
+		if cc.hc != nil {
+			return assertf("scan of %q: rows of hollow column %d copied", cc.l.t.Name, cc.col)
+		}
 		ck := cc.f.Cols[cc.col][cc.cur]
 		end := min(hi, ck.Start+ck.Rows)
 		appendRange(dst, cc.vec, int(lo-ck.Start), int(end-ck.Start))
@@ -937,5 +999,5 @@ func (cc *colCursor) readInts(lo, hi int64, dst *[]uint64) error {
 }
 
 func (cc *colCursor) release() {
-	cc.vec, cc.spare, cc.loads = nil, nil, nil
+	cc.vec, cc.spare, cc.loads, cc.hc = nil, nil, nil, nil
 }

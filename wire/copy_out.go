@@ -100,7 +100,7 @@ func (o *copyOutWriter) WriteBuffers(bufs [][]byte) error {
 		return pgerror.Wrapf(c.werr, pgerror.ConnectionFailure, "could not send data to client")
 	}
 	if o.shmSize > 0 {
-		if sent, err := o.writeShared(bufs, n); sent {
+		if sent, err := o.writeShared(bufs, n, nil); sent {
 			return err
 		}
 	}

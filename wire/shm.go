@@ -217,34 +217,41 @@ func (a *shmArea) heldBytes() int {
 	return n
 }
 
-// place copies the concatenation of bufs, n bytes, into the area and
-// returns its reference, or nil when it has no room for it. A frame never
+// place copies the concatenation of bufs, n bytes, into the area, or
+// has fill write the n bytes there when it is not nil, and returns the
+// frame's reference, or nil when it has no room for it. A frame never
 // overwrites a held one. Nor does it take the released entry of a held
 // frame: a frame's sequence number is less than shmSlots past the oldest
-// held one's.
-func (a *shmArea) place(bufs [][]byte, n int) []byte {
+// held one's. An error of fill is returned, the frame not placed.
+func (a *shmArea) place(bufs [][]byte, n int, fill func([]byte) error) ([]byte, error) {
 	a.reclaim()
 	need := (n + shmAlign - 1) &^ (shmAlign - 1)
 	if len(a.held) == shmSlots || !shmFits(n, a.size) {
-		return nil
+		return nil, nil
 	}
 	if a.windowFull() {
-		return nil
+		return nil, nil
 	}
 	off, at := a.fit(need)
 	if off < 0 || !a.allocate(off+need) {
-		return nil
+		return nil, nil
 	}
-	p := off
-	for _, b := range bufs {
-		p += copy(a.mem[p:], b)
+	if fill != nil {
+		if err := fill(a.mem[off : off+n : off+n]); err != nil {
+			return nil, err
+		}
+	} else {
+		p := off
+		for _, b := range bufs {
+			p += copy(a.mem[p:], b)
+		}
 	}
 	a.held = slices.Insert(a.held, at, shmFrame{seq: a.seq, off: off, end: off + need})
 	binary.LittleEndian.PutUint64(a.ref[8:], a.seq)
 	binary.LittleEndian.PutUint64(a.ref[16:], uint64(off))
 	binary.LittleEndian.PutUint64(a.ref[24:], uint64(n))
 	a.seq++
-	return a.ref[:]
+	return a.ref[:], nil
 }
 
 // allocate makes sure the area's memory is allocated up to end, growing
@@ -289,11 +296,27 @@ func (w *resultWriter) ShareMemory(size int64) error {
 	return nil
 }
 
-// writeShared places a frame of n bytes in the stream's area and sends
-// its reference; it reports false when the frame must go through the
-// socket instead. The area is made with the first frame; the descriptor
-// goes to the client with the first reference.
-func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
+// FillFrame places a frame of n bytes in the stream's shared-memory area
+// (SHARED_MEMORY), has fill write it there and sends its reference. It
+// reports false, having called nothing, when the frame must go through
+// WriteBuffers instead; an error of fill fails the statement, the frame
+// not sent.
+func (o *copyOutWriter) FillFrame(n int, fill func(dst []byte) error) (bool, error) {
+	if c := o.c; c.werr != nil {
+		return false, pgerror.Wrapf(c.werr, pgerror.ConnectionFailure, "could not send data to client")
+	}
+	if o.shmSize == 0 {
+		return false, nil
+	}
+	return o.writeShared(nil, n, fill)
+}
+
+// writeShared places a frame of n bytes in the stream's area, the
+// concatenation of bufs or what fill writes, and sends its reference; it
+// reports false when the frame must go through the socket instead. The
+// area is made with the first frame; the descriptor goes to the client
+// with the first reference.
+func (o *copyOutWriter) writeShared(bufs [][]byte, n int, fill func([]byte) error) (bool, error) {
 	c := o.c
 	if !shmFits(n, o.shmSize) {
 		return false, nil
@@ -311,7 +334,10 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 		o.shm = a
 	}
 	a := o.shm
-	ref := a.place(bufs, n)
+	ref, err := a.place(bufs, n, fill)
+	if err != nil {
+		return true, err
+	}
 	if ref == nil && !a.starved && !a.windowFull() {
 		// Wait a while for the client to release frames.
 		deadline := time.Now().Add(shmWait)
@@ -321,7 +347,9 @@ func (o *copyOutWriter) writeShared(bufs [][]byte, n int) (bool, error) {
 				break // canceled: the statement ends at its next step
 			}
 			time.Sleep(pause)
-			ref = a.place(bufs, n)
+			if ref, err = a.place(bufs, n, fill); err != nil {
+				return true, err
+			}
 		}
 	}
 	// Once a wait went unanswered the client keeps frames: the next ones

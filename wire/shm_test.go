@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestShmAreaRing(t *testing.T) {
 		fill := byte(i)
 		frame := bytes.Repeat([]byte{fill}, n)
 		// Two pieces, as a frame's header and buffers are.
-		ref := a.place([][]byte{frame[:n/3], frame[n/3:]}, n)
+		ref := placeBufs(a, [][]byte{frame[:n/3], frame[n/3:]}, n)
 		if ref == nil {
 			refused++
 			if n <= size/2-shmControl {
@@ -140,7 +141,7 @@ func TestShmAreaKeptFrame(t *testing.T) {
 		binary.LittleEndian.PutUint64(a.mem[shmReleased+8*(seq%shmSlots):], seq+1)
 	}
 	kept := bytes.Repeat([]byte{0xAB}, 100<<10)
-	ref := a.place([][]byte{kept}, len(kept))
+	ref := placeBufs(a, [][]byte{kept}, len(kept))
 	if ref == nil {
 		t.Fatal("the first frame was not placed")
 	}
@@ -148,7 +149,7 @@ func TestShmAreaKeptFrame(t *testing.T) {
 	frame := bytes.Repeat([]byte{0x11}, 150<<10)
 	placed := 0
 	for range 400 {
-		ref := a.place([][]byte{frame}, len(frame))
+		ref := placeBufs(a, [][]byte{frame}, len(frame))
 		if ref == nil {
 			break
 		}
@@ -162,7 +163,7 @@ func TestShmAreaKeptFrame(t *testing.T) {
 		t.Fatal("the kept frame was written over")
 	}
 	release(0)
-	if a.place([][]byte{frame}, len(frame)) == nil {
+	if placeBufs(a, [][]byte{frame}, len(frame)) == nil {
 		t.Fatal("no frame placed once the kept one was released")
 	}
 }
@@ -178,7 +179,7 @@ func TestShmAreaCloseFrees(t *testing.T) {
 	frame := bytes.Repeat([]byte{7}, 256<<10)
 	var kept uint64
 	for i := range 20 {
-		ref := a.place([][]byte{frame}, len(frame))
+		ref := placeBufs(a, [][]byte{frame}, len(frame))
 		if ref == nil {
 			t.Fatalf("frame %d not placed", i)
 		}
@@ -211,3 +212,55 @@ func TestShmAreaCloseFrees(t *testing.T) {
 		t.Fatalf("%d bytes still allocated after close, the kept frame (seq %d) is %d", b, kept, len(frame))
 	}
 }
+
+// placeBufs is place with the frame's bytes given, for tests.
+func placeBufs(a *shmArea, bufs [][]byte, n int) []byte {
+	ref, err := a.place(bufs, n, nil)
+	if err != nil {
+		panic(err)
+	}
+	return ref
+}
+
+// TestShmAreaFill places frames that a fill function writes: a failing
+// one is not placed (the next frame takes its place and its sequence
+// number), and the bytes written are the frame's.
+func TestShmAreaFill(t *testing.T) {
+	a, err := newShmArea(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	n := shmMinFrame + 100
+	ref, err := a.place(nil, n, func(dst []byte) error {
+		if len(dst) != n || cap(dst) != n {
+			t.Fatalf("fill given %d bytes (cap %d), want %d", len(dst), cap(dst), n)
+		}
+		dst[0] = 0xAB
+		return errTestFill
+	})
+	if ref != nil || err != errTestFill {
+		t.Fatalf("failed fill: ref %x, err %v", ref, err)
+	}
+	ref, err = a.place(nil, n, func(dst []byte) error {
+		for i := range dst {
+			dst[i] = byte(i)
+		}
+		return nil
+	})
+	if ref == nil || err != nil {
+		t.Fatalf("fill: ref %x, err %v", ref, err)
+	}
+	seq := binary.LittleEndian.Uint64(ref[8:])
+	off := int(binary.LittleEndian.Uint64(ref[16:]))
+	if seq != 0 || len(a.held) != 1 {
+		t.Fatalf("after a failed fill: seq %d, %d frames held", seq, len(a.held))
+	}
+	for i := range n {
+		if a.mem[off+i] != byte(i) {
+			t.Fatalf("byte %d of the frame is %d", i, a.mem[off+i])
+		}
+	}
+}
+
+var errTestFill = errors.New("fill failed")
