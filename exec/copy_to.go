@@ -101,12 +101,76 @@ func borrowingQuery(n *plan.CopyTo) plan.Node {
 	}
 	b := *scan
 	b.Borrow = true
+	if t := n.Options.Tensor; t.SharedMemory > 0 && t.Shuffle == plan.ShuffleNone && t.World == 1 {
+		b.Hollow = hollowCols(n.Query, scan)
+	}
 	if p, ok := n.Query.(*plan.Project); ok {
 		pc := *p
 		pc.Input = &b
 		return &pc
 	}
 	return &b
+}
+
+// hollowCols returns the table columns of scan that an in-order tensor
+// stream through shared memory may read straight into its frames
+// (storage.ScanOptions.Hollow): fixed-width vectors and tensors that the
+// query's projection, if any, passes on as they are and uses in no
+// expression.
+func hollowCols(q plan.Node, scan *plan.Scan) []int {
+	passed := make([]bool, len(scan.Cols))
+	used := make([]bool, len(scan.Cols))
+	if p, ok := q.(*plan.Project); ok {
+		for _, e := range p.Exprs {
+			if r, ok := e.(*plan.ColRef); ok {
+				passed[r.Idx] = true
+				continue
+			}
+			rowWiseCols(e, func(i int) { used[i] = true })
+		}
+	} else {
+		for j := range passed {
+			passed[j] = true
+		}
+	}
+	var cols []int
+	for j, c := range scan.Cols {
+		if !passed[j] || used[j] || c >= len(scan.Table.Columns) {
+			continue
+		}
+		t := scan.Table.Columns[c].Type
+		if (t.Kind == types.Tensor || t.IsVector() && t.Width > 0) && !t.Ragged() {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// rowWiseCols calls fn with the index of each column e reads (e
+// plan.RowWise).
+func rowWiseCols(e plan.Expr, fn func(int)) {
+	switch e := e.(type) {
+	case *plan.ColRef:
+		fn(e.Idx)
+	case *plan.Cast:
+		rowWiseCols(e.X, fn)
+	case *plan.Call:
+		for _, a := range e.Args {
+			rowWiseCols(a, fn)
+		}
+	case *plan.Func:
+		for _, a := range e.Args {
+			rowWiseCols(a, fn)
+		}
+	case *plan.Case:
+		for _, w := range e.Whens {
+			rowWiseCols(w.Cond, fn)
+			rowWiseCols(w.Result, fn)
+		}
+		if e.Else != nil {
+			rowWiseCols(e.Else, fn)
+		}
+	}
 }
 
 // Close releases the query's operators.

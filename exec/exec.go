@@ -235,7 +235,7 @@ func newScan(env *Env, n *plan.Scan) (*scanOp, error) {
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Borrow: n.Borrow})
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Borrow: n.Borrow, Hollow: n.Hollow})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -284,7 +285,9 @@ func (ts *tensorStream) addInOrder(b *types.Batch) error {
 	}
 	for i < n {
 		k := min(n-i, ts.opts.BatchSize-ts.frames.rows)
-		ts.frames.addRange(b.Cols, i, i+k)
+		if err := ts.frames.addRange(b.Cols, i, i+k); err != nil {
+			return err
+		}
 		i += k
 		if err := ts.maybeFlush(); err != nil {
 			return err
@@ -421,6 +424,16 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 				return 0, err
 			}
 		}
+		if sc := hollowScanner(c.op); sc != nil && t.SharedMemory > 0 {
+			ctx := c.env.Ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			db := c.env.DB
+			ts.frames.readHollow(sc.Extent, func(e storage.Extent, dst []byte, scratch *[]byte) error {
+				return db.ReadExtent(ctx, e, dst, scratch)
+			})
+		}
 		err = Drain(c.op, add)
 	}
 	if err == errStreamEnd {
@@ -433,6 +446,18 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	return ts.sent, nil
+}
+
+// hollowScanner returns the table scan of an in-order stream's query
+// (see borrowingQuery), whose hollow windows its frames may take.
+func hollowScanner(op Operator) *storage.Scanner {
+	if p, ok := op.(*projectOp); ok {
+		op = p.in
+	}
+	if s, ok := op.(*scanOp); ok && s.filter == nil {
+		return s.sc
+	}
+	return nil
 }
 
 // tensorGroupScan returns the table scan that a shuffled, sharded,

@@ -6,7 +6,9 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -73,6 +75,12 @@ type tensorCol struct {
 	// query's batches, never both.
 	rows    [][]byte
 	zeroRow []byte
+	// extents, for a hollow column (tensorFrames.extentOf), says where
+	// the values of the batch's last rows are stored, to be read straight
+	// into the frame; they follow those in values and borrow. extLen is
+	// their length in bytes.
+	extents []storage.Extent
+	extLen  int
 	// scratch holds a ragged value's dims or a value's text form.
 	dimScratch []int
 	scratch    []byte
@@ -150,6 +158,9 @@ func (c *tensorCol) reset() {
 	c.shapes = c.shapes[:0]
 	c.values = c.values[:0]
 	c.borrow = nil
+	clear(c.extents)
+	c.extents = c.extents[:0]
+	c.extLen = 0
 	if c.kind != tensorKindFixed {
 		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, 0)
 	}
@@ -258,6 +269,11 @@ type tensorFrames struct {
 	// spare holds the buffers of written frames' rows (tensorCol.rows),
 	// for the slots that gave theirs up.
 	spare [][]byte
+	// extentOf, when set, tells the extent of a hollow window of the
+	// query's scan; readExtent reads one (see tensor_extent.go).
+	extentOf   func(*types.Vec) (storage.Extent, bool)
+	readExtent func(e storage.Extent, dst []byte, scratch *[]byte) error
+	extentFill
 }
 
 // A BuffersWriter writes the concatenation of bufs as one message (one
@@ -325,11 +341,31 @@ func (c *tensorCol) addVec(v *types.Vec, i, r int) {
 
 // addRange appends rows [i, j) of cols. A fixed column of vectors or
 // tensors whose values in the range are back to back, none NULL, takes
-// them as one run (borrowed: see tensorCol.borrow).
-func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) {
+// them as one run (borrowed: see tensorCol.borrow), and a hollow window
+// as their extent (see extentOf).
+func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) error {
 	for k, c := range f.cols {
 		v := cols[k]
-		if c.kind == tensorKindFixed && v.Type.Phys() == types.PhysBytes && c.addRun(v, i, j, f.rows) {
+		fixedBytes := c.kind == tensorKindFixed && v.Type.Phys() == types.PhysBytes
+		if fixedBytes && f.extentOf != nil {
+			if e, ok := f.extentOf(v); ok {
+				c.addExtent(e.Slice(i, j), f.rows)
+				continue
+			}
+			if j > i && int(v.Bytes.Offsets[j]) > len(v.Bytes.Data) {
+				// A hollow window that reached the stream under another
+				// name: its bytes are not there to read.
+				return pgerror.AssertionFailedf("tensor stream: column %q has no bytes for its rows", c.name)
+			}
+		}
+		if len(c.extents) > 0 {
+			// Values that are not an extent follow extents: read those
+			// first, to keep the rows in order.
+			if err := f.materialize(c); err != nil {
+				return err
+			}
+		}
+		if fixedBytes && c.addRun(v, i, j, f.rows) {
 			continue
 		}
 		for r := i; r < j; r++ {
@@ -337,6 +373,7 @@ func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) {
 		}
 	}
 	f.rows += j - i
+	return nil
 }
 
 // addRun appends rows [i, j) of v, a fixed-width column, as the frame's
@@ -479,6 +516,15 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 	}
 	fr = appendZeros(fr, alignUp(len(fr))-len(fr))
 	var err error
+	if f.hasExtents() {
+		// Values to read from storage: straight into the frame where the
+		// writer places it, or into the columns' buffers first.
+		f.frame = fr
+		if done, err := f.writeExtents(w, pos); done || err != nil {
+			f.reset()
+			return err
+		}
+	}
 	if bw, ok := w.(BuffersWriter); ok {
 		// The header, then each buffer and its padding as they are.
 		f.frame = fr
@@ -527,10 +573,10 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 	return err
 }
 
-// extraLen is the length of the values kept outside values: borrowed, or
-// in rows.
+// extraLen is the length of the values kept outside values: borrowed,
+// in rows, or stored (extents).
 func (c *tensorCol) extraLen() int {
-	n := len(c.borrow)
+	n := len(c.borrow) + c.extLen
 	for _, p := range c.rows {
 		n += len(p)
 	}

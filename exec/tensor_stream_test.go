@@ -253,7 +253,9 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 	}
 	// The in-order path: runs of rows, written as pieces.
 	run = func() {
-		f.addRange(b.Cols, 0, b.Len())
+		if err := f.addRange(b.Cols, 0, b.Len()); err != nil {
+			t.Fatal(err)
+		}
 		if err := f.write(discardBuffers{}, 2); err != nil {
 			t.Fatal(err)
 		}

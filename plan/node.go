@@ -31,6 +31,9 @@ type Scan struct {
 	// in-order tensor stream): bytes columns may then be windows onto the
 	// chunks read (storage.ScanOptions.Borrow).
 	Borrow bool
+	// Hollow lists table columns whose values the reader reads itself
+	// straight from storage (storage.ScanOptions.Hollow); with Borrow.
+	Hollow []int
 }
 
 // SysScan reads columns Cols of a system table, whose rows exec generates

@@ -191,5 +191,6 @@ func (db *DB) ReadExtent(ctx context.Context, e Extent, dst []byte, scratch *[]b
 		}
 		r = end
 	}
+	db.stats.ExtentBytes.Add(int64(len(dst)))
 	return nil
 }

@@ -67,6 +67,11 @@ type ScanStats struct {
 	RowIDLookups atomic.Int64
 	// ChunkCacheHits counts random-access chunk reads the cache answered.
 	ChunkCacheHits atomic.Int64
+	// HollowChunks counts chunks of hollow columns given without their
+	// values (ScanOptions.Hollow), and ExtentBytes the bytes ReadExtent
+	// read of them.
+	HollowChunks atomic.Int64
+	ExtentBytes  atomic.Int64
 	// IndexRowsAdded counts rows added to hnsw graphs (a graph loaded
 	// from its saved copy adds none).
 	IndexRowsAdded atomic.Int64
@@ -897,6 +902,7 @@ func (cc *colCursor) start(i int) *chunkLoad {
 				return
 			}
 			if hc != nil {
+				db.stats.HollowChunks.Add(1)
 				hollowVec(vec, typ, hc.h.rows, hc.h.shape.width)
 				ld.vec, ld.hc = vec, hc
 				return

@@ -1,0 +1,124 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deeplaked/deeplaked/client/stream"
+	"github.com/deeplaked/deeplaked/server"
+)
+
+// TestStreamSharedMemoryStraight streams a table whose images lie in
+// stored chunks, with deleted rows and rows still buffered, through
+// shared memory: the image bytes are then read from
+// the chunks straight into the area (hollow columns), and the batches
+// must be those of the same stream over TCP, for every query shape that
+// takes that path and some that do not.
+func TestStreamSharedMemoryStraight(t *testing.T) {
+	dataDir, sockDir := t.TempDir(), t.TempDir()
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: dataDir, UnixSocketDir: sockDir, FlushRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
+	tcp := connect(t, "postgres://tester@"+srv.Addr()+"/db?sslmode=disable")
+	defer tcp.Close(context.Background())
+	uc := connect(t, fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(sockDir), port))
+	defer uc.Close(context.Background())
+	// 1 KiB images: 16 to a checksum block, so frames of 100 rows start
+	// and end inside blocks; 64 kB chunks of 64 rows.
+	image := func(from, to int) string {
+		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7 + %d) %% 251)::text || ',', 32), ',') || '},', 32), ',') || '}')::uint8[32][32],
+		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from%5, from, to)
+	}
+	for _, q := range []string{
+		`CREATE TABLE img (id int PRIMARY KEY, image uint8[32][32], note text) WITH (chunk_size = '64kB', compression = 'none')`,
+		image(1, 1000), image(1001, 2000), image(2001, 3000),
+		`DELETE FROM img WHERE id % 13 = 0 OR id BETWEEN 1200 AND 1333`,
+		image(3001, 3100), // buffered
+	} {
+		if err := tcp.Exec(context.Background(), q).Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	stats := srv.DB().Stats()
+	for _, tc := range []struct {
+		query    string
+		opts     stream.Options
+		straight bool
+	}{
+		{"img", stream.Options{BatchSize: 100}, true},
+		{"SELECT id, image, note FROM img", stream.Options{BatchSize: 128}, true},
+		{"SELECT image, id, image AS again, note FROM img", stream.Options{BatchSize: 77}, true},
+		{"SELECT id, image, note FROM img LIMIT 1700", stream.Options{BatchSize: 100}, true},
+		{"img", stream.Options{BatchSize: 100, StartBatch: 7}, false},
+		// Frames of over 1 MiB, read by several goroutines at once.
+		{"img", stream.Options{BatchSize: 1100, SharedMemory: 8 << 20}, true},
+		{"SELECT id, image, note FROM img ORDER BY id", stream.Options{BatchSize: 100}, false},
+		{"SELECT id, image, note FROM img WHERE id % 2 = 0", stream.Options{BatchSize: 100}, false},
+		{"img", stream.Options{BatchSize: 100, Shuffle: true, Seed: 3}, false},
+	} {
+		tcpOpts := tc.opts
+		tcpOpts.SharedMemory = 0
+		want := streamAll(t, tcp, tc.query, tcpOpts)
+		opts := tc.opts
+		if opts.SharedMemory == 0 {
+			opts.SharedMemory = 1 << 20
+		}
+		chunks, read := stats.HollowChunks.Load(), stats.ExtentBytes.Load()
+		got := streamAll(t, uc, tc.query, opts)
+		if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
+			t.Fatalf("%s %+v: the stream through shared memory differs from the one over TCP (%d and %d rows)", tc.query, tc.opts, len(got.ids), len(want.ids))
+		}
+		if len(want.ids) < 1000 || got.shared == 0 {
+			t.Fatalf("%s: %d rows, %d batches through the area", tc.query, len(want.ids), got.shared)
+		}
+		chunks, read = stats.HollowChunks.Load()-chunks, stats.ExtentBytes.Load()-read
+		if tc.straight && (chunks == 0 || read < int64(len(got.images))/2) {
+			t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight of %d", tc.query, tc.opts, chunks, read, len(got.images))
+		}
+		if !tc.straight && chunks+read != 0 {
+			t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight", tc.query, tc.opts, chunks, read)
+		}
+	}
+
+	// A damaged image fails the stream with XX001 and leaves the
+	// connection and the rest of the table usable.
+	files, _ := filepath.Glob(filepath.Join(dataDir, "objects", "tables", "*", "frags", "*", "0001-*.dlc"))
+	if len(files) == 0 {
+		t.Fatal("no chunk of column image")
+	}
+	slices.Sort(files)
+	data, err := os.ReadFile(files[len(files)/2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-100] ^= 1
+	if err := os.WriteFile(files[len(files)/2], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := stream.Stream(context.Background(), uc, "img", stream.Options{BatchSize: 100, SharedMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "XX001" {
+		t.Fatalf("stream over a damaged chunk: %v, want XX001", s.Err())
+	}
+	if err := uc.Exec(context.Background(), "SELECT count(*) FROM img").Close(); err != nil {
+		t.Fatal(err)
+	}
+}
