@@ -194,9 +194,15 @@ func (f *tensorFrames) readJobs(jobs []extentJob) error {
 	for _, j := range jobs {
 		e, dst := j.e, j.dst
 		width := e.Width()
+		br := e.BlockRows()
 		per := max(1, extentPiece/width)
 		for e.Rows > 0 {
 			n := min(e.Rows, per)
+			if end := e.Row + n; n < e.Rows && end%br != 0 && end-end%br > e.Row {
+				// End the piece at a block's start: a block split
+				// between two pieces would be read and checked twice.
+				n = end - end%br - e.Row
+			}
 			pieces = append(pieces, extentJob{e.Slice(0, n), dst[:n*width]})
 			e, dst = e.Slice(n, e.Rows), dst[n*width:]
 		}

@@ -30,7 +30,9 @@ type hollowChunk struct {
 
 // Extent is a run of stored values of a hollow column: Rows values from
 // row Row of one chunk, back to back, Len bytes in all. It stays readable
-// for the life of the transaction that scanned it.
+// while the transaction that scanned it is open, as the scan's chunks do
+// (compaction and VACUUM keep the objects an open snapshot reads; DROP
+// TABLE does not).
 type Extent struct {
 	c    *hollowChunk
 	Row  int
@@ -45,6 +47,10 @@ func (e Extent) Slice(i, j int) Extent { return Extent{c: e.c, Row: e.Row + i, R
 
 // Width returns the bytes of one value.
 func (e Extent) Width() int { return e.c.h.shape.width }
+
+// BlockRows returns the rows of a checksum block of e's chunk: an extent
+// that starts or ends inside a block costs a read of the whole block.
+func (e Extent) BlockRows() int { return e.c.rows }
 
 // Next reports whether f's rows follow e's in the same chunk.
 func (e Extent) Next(f Extent) bool { return e.c == f.c && e.Row+e.Rows == f.Row }
@@ -138,6 +144,7 @@ func (db *DB) ReadExtent(ctx context.Context, e Extent, dst []byte, scratch *[]b
 			}
 			return ioErrorf(err, "reading table %q", c.table)
 		}
+		db.stats.ExtentBytes.Add(int64(len(got)))
 		if len(got) != len(into) {
 			return inTable(corruptionf("column chunk: %d bytes where %d were expected", int(off)+len(got), int(off)+len(into)), "table %q, object %s", c.table, c.key)
 		}
@@ -191,6 +198,5 @@ func (db *DB) ReadExtent(ctx context.Context, e Extent, dst []byte, scratch *[]b
 		}
 		r = end
 	}
-	db.stats.ExtentBytes.Add(int64(len(dst)))
 	return nil
 }

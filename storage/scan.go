@@ -36,8 +36,8 @@ type ScanOptions struct {
 	// Hollow lists table columns among Cols, fixed-width ones, whose
 	// values the caller reads itself with DB.ReadExtent (see Extent); with
 	// Borrow only. A batch of a hollow column whose chunk allows it is a
-	// hollow window: NULL flags and offsets, no bytes. Batches then also
-	// end where deleted rows interrupt the rows read.
+	// hollow window: NULL flags and offsets, no bytes. A chunk among whose
+	// rows the scan skips some (deleted ones) is read as usual.
 	Hollow []int
 	// Cached reads chunks through the database's cache of decoded chunks
 	// (Options.ChunkCacheBytes), for scans repeated over one table such as
@@ -69,7 +69,7 @@ type ScanStats struct {
 	ChunkCacheHits atomic.Int64
 	// HollowChunks counts chunks of hollow columns given without their
 	// values (ScanOptions.Hollow), and ExtentBytes the bytes ReadExtent
-	// read of them.
+	// read of them (whole blocks where an extent covers part of one).
 	HollowChunks atomic.Int64
 	ExtentBytes  atomic.Int64
 	// IndexRowsAdded counts rows added to hnsw graphs (a graph loaded
@@ -462,12 +462,11 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 		if s.borrowed != nil {
 			hi = min(hi, s.chunkEnd(lo))
 		}
-		end, err := s.readRows(lo, hi)
-		if err != nil {
+		if err := s.readRows(lo, hi); err != nil {
 			s.err = err
 			return true
 		}
-		r[0] = end
+		r[0] = hi
 		if r[0] == r[1] {
 			s.ranges = s.ranges[1:]
 		}
@@ -485,24 +484,32 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 	return false
 }
 
-// readRows appends the visible rows among fragment rows [lo, hi) and
-// returns where it stopped: hi, or in a scan with hollow columns the
-// first row after the first visible run that rows not visible end (a
-// hollow window holds one run).
-func (s *Scanner) readRows(lo, hi int64) (int64, error) {
+// readRows appends the visible rows among fragment rows [lo, hi).
+func (s *Scanner) readRows(lo, hi int64) error {
 	n := int(hi - lo)
 	s.idBuf = s.idBuf[:0]
 	if err := s.rowIDCur.readInts(lo, hi, &s.idBuf); err != nil {
-		return 0, err
+		return err
 	}
 	s.xBuf = s.xBuf[:0]
 	if s.xminCur != nil {
 		if err := s.xminCur.readInts(lo, hi, &s.xBuf); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	// Visible runs: skip deleted rows and rows newer than asOf.
 	pos := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= s.idBuf[0] })
+	if s.hollow && s.anyInvisible(pos, n) {
+		// A hollow window holds one run of rows: the hollow chunks these
+		// rows lie in are read after all, their runs then copied.
+		for _, cc := range s.cursors {
+			if cc.hollow {
+				if err := cc.unhollow(lo); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	run := 0
 	emit := func(end int) error {
 		if end <= run {
@@ -532,24 +539,35 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		return nil
 	}
 	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
-		return hi, emit(n) // every row is visible
+		return emit(n) // every row is visible
 	}
 	for i := 0; i < n; i++ {
 		del := s.isDeletedFrom(&pos, s.idBuf[i])
+		if del && s.dropped != nil {
+			s.dropped = append(s.dropped, s.idBuf[i])
+		}
 		if del || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
-			if s.hollow && i > run {
-				return lo + int64(i), emit(i)
-			}
-			if del && s.dropped != nil {
-				s.dropped = append(s.dropped, s.idBuf[i])
-			}
 			if err := emit(i); err != nil {
-				return 0, err
+				return err
 			}
 			run = i + 1
 		}
 	}
-	return hi, emit(n)
+	return emit(n)
+}
+
+// anyInvisible reports whether any of the n rows in s.idBuf (and s.xBuf)
+// is deleted or newer than asOf; pos is where s.deleted reaches the first.
+func (s *Scanner) anyInvisible(pos, n int) bool {
+	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+			return true
+		}
+	}
+	return false
 }
 
 // chunkEnd returns where the first chunk that ends after fragment row lo
@@ -966,6 +984,24 @@ func (db *DB) readChunk(ctx context.Context, t *TableDesc, key string, typ types
 	if int64(vec.Len()) != ck.Rows {
 		return corruptionf("table %q, object %s: %d rows, manifest says %d", t.Name, key, vec.Len(), ck.Rows)
 	}
+	return nil
+}
+
+// unhollow reads the values of the chunk holding fragment row r if it is
+// hollow so far.
+func (cc *colCursor) unhollow(r int64) error {
+	if err := cc.at(r); err != nil {
+		return err
+	}
+	if cc.hc == nil {
+		return nil
+	}
+	ck := cc.f.Cols[cc.col][cc.cur]
+	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
+	if err := cc.l.db.readChunk(cc.l.ctx, cc.l.t, key, cc.typ, ck, cc.vec); err != nil {
+		return err
+	}
+	cc.hc = nil
 	return nil
 }
 
