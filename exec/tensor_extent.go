@@ -4,10 +4,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/storage"
-	"github.com/deeplaked/deeplaked/types"
 )
 
 // An in-order tensor stream through shared memory (SHARED_MEMORY) reads
@@ -55,10 +55,10 @@ type extentFill struct {
 	wg      sync.WaitGroup
 }
 
-// readHollow makes f take the hollow windows that extentOf recognizes as
-// extents, read with read.
-func (f *tensorFrames) readHollow(extentOf func(*types.Vec) (storage.Extent, bool), read func(e storage.Extent, dst []byte, scratch *[]byte) error) {
-	f.extentOf, f.readExtent = extentOf, read
+// readHollow makes f read the extents it takes with read; extentOf then
+// tells which windows are hollow.
+func (f *tensorFrames) readHollow(read func(e storage.Extent, dst []byte, scratch *[]byte) error) {
+	f.readExtent = read
 	f.fillFn = f.fill
 	w := max(2, min(runtime.GOMAXPROCS(0), maxExtentWorkers))
 	f.scratch = make([][]byte, w)
@@ -96,10 +96,19 @@ func (f *tensorFrames) hasExtents() bool {
 	return false
 }
 
-// materialize reads c's extents into its values.
+// materialize reads c's extents into its values, after the values it
+// holds in borrow and rows, which join them first.
 func (f *tensorFrames) materialize(c *tensorCol) error {
 	c.values = append(c.values, c.borrow...)
 	c.borrow = nil
+	for _, p := range c.rows {
+		c.values = append(c.values, p...)
+		if len(p) > 0 && unsafe.SliceData(p) != unsafe.SliceData(c.zeroRow) {
+			f.spare = append(f.spare, p[:0])
+		}
+	}
+	clear(c.rows)
+	c.rows = c.rows[:0]
 	n := len(c.values)
 	c.values = growLen(c.values, c.extLen)
 	jobs := f.jobs[:0]

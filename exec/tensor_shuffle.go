@@ -35,6 +35,9 @@ type storeCol struct {
 	ints   []int64
 	floats []float64
 	bytes  [][]byte
+	// exts holds, for a hollow column's slot, where its value is stored
+	// (a one-row extent; Rows 0 for a value in bytes).
+	exts []storage.Extent
 }
 
 func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, ncols)} }
@@ -54,8 +57,15 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 		c := &st.cols[j]
 		c.nulls[s] = v.Nulls[i]
 		c.bytes[s] = c.bytes[s][:0]
+		c.exts[s] = storage.Extent{}
 		if v.Nulls[i] {
 			continue
+		}
+		if f.extentOf != nil {
+			if e, ok := f.extentOf(v); ok {
+				c.exts[s] = e.Slice(i, i+1)
+				continue
+			}
 		}
 		if f.cols[j].text {
 			// A column sent as text keeps its text form (see addVec).
@@ -85,6 +95,7 @@ func (st *rowStore) addSlot() {
 		c.bools = append(c.bools, false)
 		c.ints = append(c.ints, 0)
 		c.floats = append(c.floats, 0)
+		c.exts = append(c.exts, storage.Extent{})
 		if len(c.bytes) < cap(c.bytes) {
 			c.bytes = c.bytes[:len(c.bytes)+1]
 		} else {
@@ -105,6 +116,7 @@ func (st *rowStore) swap(a, b int) {
 		c.ints[a], c.ints[b] = c.ints[b], c.ints[a]
 		c.floats[a], c.floats[b] = c.floats[b], c.floats[a]
 		c.bytes[a], c.bytes[b] = c.bytes[b], c.bytes[a]
+		c.exts[a], c.exts[b] = c.exts[b], c.exts[a]
 	}
 }
 
@@ -340,7 +352,9 @@ func (ts *tensorStream) emitSlot(s int) error {
 		ts.skip--
 		return nil
 	}
-	ts.frames.addSlot(ts.store, s)
+	if err := ts.frames.addSlot(ts.store, s); err != nil {
+		return err
+	}
 	return ts.maybeFlush()
 }
 
@@ -425,14 +439,7 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 			}
 		}
 		if sc := hollowScanner(c.op); sc != nil && t.SharedMemory > 0 {
-			ctx := c.env.Ctx
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			db := c.env.DB
-			ts.frames.readHollow(sc.Extent, func(e storage.Extent, dst []byte, scratch *[]byte) error {
-				return db.ReadExtent(ctx, e, dst, scratch)
-			})
+			c.readHollow(ts, sc)
 		}
 		err = Drain(c.op, add)
 	}
@@ -446,6 +453,22 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	return ts.sent, nil
+}
+
+// readHollow makes ts's frames take the hollow windows of sc as extents.
+func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
+	f := ts.frames
+	if f.readExtent == nil {
+		ctx := c.env.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		db := c.env.DB
+		f.readHollow(func(e storage.Extent, dst []byte, scratch *[]byte) error {
+			return db.ReadExtent(ctx, e, dst, scratch)
+		})
+	}
+	f.extentOf = sc.Extent
 }
 
 // hollowScanner returns the table scan of an in-order stream's query
@@ -608,6 +631,14 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 	if err != nil {
 		return err
 	}
+	// Through shared memory, in order or through the shuffle buffer, the
+	// fixed-width columns passed on are read straight into the frames
+	// (see tensor_extent.go); a shuffled stream's rows one by one, so
+	// only from chunks whose checksum blocks hold one row each.
+	var hollow []int
+	if t.SharedMemory > 0 && scan.Filter == nil && !ts.replaying && (t.Shuffle == plan.ShuffleNone || t.Shuffle == plan.ShuffleBuffer) {
+		hollow = hollowCols(c.n.Query, scan)
+	}
 	for k := range groups {
 		g := &groups[k]
 		if skip != nil {
@@ -640,9 +671,12 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 		}
-		op, err := newGroupScan(c.env, scan, g, t.Version)
+		op, err := newGroupScan(c.env, scan, g, t.Version, hollow, t.Shuffle != plan.ShuffleNone)
 		if err != nil {
 			return err
+		}
+		if len(hollow) > 0 {
+			c.readHollow(ts, op.sc)
 		}
 		err = Drain(op, read)
 		op.Close()
@@ -929,7 +963,7 @@ func (c *CopyTo) lateGroup(g *storage.RowGroup, rowBytes float64, fn func(*types
 // It reads the row ids and only the columns the filter needs
 // (narrowScan).
 func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) error {
-	op, err := newGroupScan(c.env, c.idScan(), g, c.opts.Tensor.Version)
+	op, err := newGroupScan(c.env, c.idScan(), g, c.opts.Tensor.Version, nil, false)
 	if err != nil {
 		return err
 	}
@@ -1037,7 +1071,10 @@ func dropRows(n int, fn func(*types.Batch) error) func(*types.Batch) error {
 // it is not 0. Without a filter its bytes columns are windows onto the
 // chunks (the stream copies rows into its store or sends them as they
 // lie).
-func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (*scanOp, error) {
+// hollow lists columns to read as extents (storage.ScanOptions.Hollow),
+// with no filter only; rowBlocks limits them to chunks whose checksum
+// blocks hold one row each (HollowRowBlocks).
+func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64, hollow []int, rowBlocks bool) (*scanOp, error) {
 	s := &scanOp{env: env}
 	if n.Filter != nil {
 		f, err := env.compile(n.Filter)
@@ -1046,7 +1083,11 @@ func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64) (
 		}
 		s.filter = f
 	}
-	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Group: g, AsOf: version, Borrow: n.Filter == nil})
+	if n.Filter != nil {
+		hollow = nil
+	}
+	sc, err := env.Txn.ScanWith(n.Table, storage.ScanOptions{Cols: n.Cols, Preds: n.ZonePreds(), Group: g, AsOf: version, Borrow: n.Filter == nil,
+		Hollow: hollow, HollowRowBlocks: rowBlocks})
 	if err != nil {
 		return nil, err
 	}

@@ -181,7 +181,9 @@ func (ts *tensorStream) drainSpill() error {
 		if err := sp.read(perm[k], ts.scratch, ts.frames); err != nil {
 			return err
 		}
-		ts.frames.addSlot(ts.scratch, 0)
+		if err := ts.frames.addSlot(ts.scratch, 0); err != nil {
+			return err
+		}
 		if err := ts.maybeFlush(); err != nil {
 			return err
 		}

@@ -415,17 +415,27 @@ func (f *tensorFrames) unborrow() {
 
 // addSlot appends slot s of the row store st.
 // A fixed column of vectors or tensors takes the slot's buffer (the slot
-// gets a spare one) instead of copying its value.
-func (f *tensorFrames) addSlot(st *rowStore, s int) {
+// gets a spare one) instead of copying its value, or its extent.
+func (f *tensorFrames) addSlot(st *rowStore, s int) error {
 	for j, c := range f.cols {
 		sc := &st.cols[j]
 		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
+			if e := sc.exts[s]; e.Rows > 0 {
+				c.addExtent(e, f.rows)
+				continue
+			}
+			if len(c.extents) > 0 {
+				if err := f.materialize(c); err != nil {
+					return err
+				}
+			}
 			sc.bytes[s] = f.takeRow(c, sc.nulls[s], sc.bytes[s])
 			continue
 		}
 		c.add(f.rows, sc.nulls[s], sc.bools[s], sc.ints[s], sc.floats[s], sc.bytes[s])
 	}
 	f.rows++
+	return nil
 }
 
 // takeRow appends a row to a fixed column of vectors or tensors in rows

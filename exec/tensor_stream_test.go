@@ -272,7 +272,9 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 	run = func() {
 		for i := range b.Len() {
 			st.set(b.Len()-1-i, b.Cols, i, f)
-			f.addSlot(st, i)
+			if err := f.addSlot(st, i); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := f.write(io.Discard, 1); err != nil {
 			t.Fatal(err)

@@ -39,6 +39,10 @@ type ScanOptions struct {
 	// hollow window: NULL flags and offsets, no bytes. A chunk among whose
 	// rows the scan skips some (deleted ones) is read as usual.
 	Hollow []int
+	// HollowRowBlocks makes hollow only the chunks whose checksum blocks
+	// hold one row each, for a reader of single rows (a block read for a
+	// row would otherwise be read and checked whole).
+	HollowRowBlocks bool
 	// Cached reads chunks through the database's cache of decoded chunks
 	// (Options.ChunkCacheBytes), for scans repeated over one table such as
 	// exact vector searches; other scans bypass it.
@@ -421,6 +425,7 @@ func (s *Scanner) startFragment(src *scanSource) {
 	for _, c := range s.cols {
 		cc := s.loader.cursor(f, src.mem, c, s.t.Columns[c].Type, &s.ranges, span)
 		cc.hollow = s.hollow && slices.Contains(s.opts.Hollow, c)
+		cc.hollowRowBlocks = s.opts.HollowRowBlocks
 		s.cursors = append(s.cursors, cc)
 	}
 	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges, span)
@@ -811,8 +816,9 @@ type colCursor struct {
 	shared bool
 	// hollow is set for a hollow column (ScanOptions.Hollow); hc is then
 	// the current chunk when vec holds none of its bytes.
-	hollow bool
-	hc     *hollowChunk
+	hollow          bool
+	hollowRowBlocks bool
+	hc              *hollowChunk
 }
 
 // needed reports whether the scan has rows of chunk ck still to read.
@@ -895,7 +901,7 @@ func (cc *colCursor) start(i int) *chunkLoad {
 		}
 	}
 	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
-	db, t, ctx, typ, hollow := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.hollow
+	db, t, ctx, typ, hollow, rowBlocks := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.hollow, cc.hollowRowBlocks
 	cc.l.loads.Go(func() {
 		defer close(ld.done)
 		select {
@@ -918,6 +924,9 @@ func (cc *colCursor) start(i int) *chunkLoad {
 			if err != nil {
 				ld.err = err
 				return
+			}
+			if hc != nil && rowBlocks && hc.rows != 1 {
+				hc = nil
 			}
 			if hc != nil {
 				db.stats.HollowChunks.Add(1)

@@ -115,6 +115,7 @@ server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" | via_socket | tee
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" | via_socket | tee -a "$results"
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" copy | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm | via_socket | tee -a "$results"
+server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm -shuffle buffer | via_socket | tee -a "$results"
 log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
 "$py" "$repo/bench/stream/anchors.py" pg-select "$pgsockdsn" "$batch" | via_socket | tee -a "$results"

@@ -62,7 +62,7 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 		{"SELECT id, image, note FROM img", stream.Options{BatchSize: 128}, true},
 		{"SELECT image, id, image AS again, note FROM img", stream.Options{BatchSize: 77}, true},
 		{"SELECT id, image, note FROM img LIMIT 1700", stream.Options{BatchSize: 100}, true},
-		{"img", stream.Options{BatchSize: 100, StartBatch: 7}, false},
+		{"img", stream.Options{BatchSize: 100, StartBatch: 7}, true},
 		// Frames of over 1 MiB, read by several goroutines at once.
 		{"img", stream.Options{BatchSize: 1100, SharedMemory: 8 << 20}, true},
 		{"SELECT id, image, note FROM img ORDER BY id", stream.Options{BatchSize: 100}, false},
@@ -120,5 +120,68 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 	}
 	if err := uc.Exec(context.Background(), "SELECT count(*) FROM img").Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStreamSharedMemoryShuffledStraight streams a table of 9 KiB images
+// (one to a checksum block) shuffled and sharded through shared memory:
+// the shuffle buffer then holds where each image is stored instead of its
+// bytes, each read straight into its frame, and the batches must be those
+// of the same stream over TCP.
+func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
+	dataDir, sockDir := t.TempDir(), t.TempDir()
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: dataDir, UnixSocketDir: sockDir, FlushRows: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
+	tcp := connect(t, "postgres://tester@"+srv.Addr()+"/db?sslmode=disable")
+	defer tcp.Close(context.Background())
+	uc := connect(t, fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(sockDir), port))
+	defer uc.Close(context.Background())
+	image := func(from, to int) string {
+		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7) %% 251)::text || ',', 96), ',') || '},', 96), ',') || '}')::uint8[96][96],
+		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from, to)
+	}
+	for _, q := range []string{
+		`CREATE TABLE img (id int PRIMARY KEY, image uint8[96][96], note text) WITH (chunk_size = '256kB', compression = 'none')`,
+		image(1, 400), image(401, 800), image(801, 1200),
+		`DELETE FROM img WHERE id % 17 = 0 AND id < 300`,
+		image(1201, 1250), // buffered
+	} {
+		if err := tcp.Exec(context.Background(), q).Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	stats := srv.DB().Stats()
+	for _, tc := range []struct {
+		opts     stream.Options
+		straight bool
+	}{
+		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 5}, true},
+		{stream.Options{BatchSize: 50, Shuffle: true, Seed: 6, ShuffleBuffer: 100}, true},
+		{stream.Options{BatchSize: 64, Rank: 1, World: 2}, true},
+		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 7, Rank: 0, World: 2, DropLast: true}, true},
+		{stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8}, false},
+	} {
+		want := streamAll(t, tcp, "img", tc.opts)
+		opts := tc.opts
+		opts.SharedMemory = 4 << 20
+		chunks, read := stats.HollowChunks.Load(), stats.ExtentBytes.Load()
+		got := streamAll(t, uc, "img", opts)
+		if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
+			t.Fatalf("%+v: the stream through shared memory differs from the one over TCP (%d and %d rows)", tc.opts, len(got.ids), len(want.ids))
+		}
+		if len(want.ids) < 500 || got.shared == 0 {
+			t.Fatalf("%+v: %d rows, %d batches through the area", tc.opts, len(want.ids), got.shared)
+		}
+		chunks, read = stats.HollowChunks.Load()-chunks, stats.ExtentBytes.Load()-read
+		if tc.straight && (chunks == 0 || read < int64(len(got.images))/2) {
+			t.Fatalf("%+v: %d chunks hollow, %d bytes read straight of %d", tc.opts, chunks, read, len(got.images))
+		}
+		if !tc.straight && chunks+read != 0 {
+			t.Fatalf("%+v: %d chunks hollow, %d bytes read straight", tc.opts, chunks, read)
+		}
 	}
 }
