@@ -463,7 +463,23 @@ class _Area:
 
     def release(self, seq):
         if os.getpid() == self.pid:
+            _fence()
             self.released[seq % RELEASED_SLOTS] = seq + 1  # one aligned 8-byte store
+
+
+def _fence():
+    """Order every read of a frame before the store that releases it, as
+    Go's atomic store does: numpy's store is a plain one, which a weakly
+    ordered CPU (ARM) may make visible to the server before earlier reads
+    of the frame are done. A lock's release keeps the reads before it, and
+    the next acquire of the same lock, which reads what the release wrote,
+    keeps the store after it. The lock is this call's own: a finalizer run
+    in the middle cannot wait for it."""
+    lock = threading.Lock()
+    lock.acquire()
+    lock.release()
+    lock.acquire()
+    lock.release()
 
 
 # Set by _before_fork while areas are mapped: the child tells the parent
