@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -42,10 +43,11 @@ type storeCol struct {
 
 func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, ncols)} }
 
-// set copies row i of cols into slot s (s ≤ st.n; s == st.n adds a slot).
+// set copies row i of cols into slot s (s ≤ st.n; s == st.n adds a slot),
+// or for a hollow window (f.extentOf) where the row's value is stored.
 // text[j] asks for column j's text form (see tensorCol.text); scratch
 // holds it.
-func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
+func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error {
 	if s == st.n {
 		if st.n < st.alloc {
 			st.n++
@@ -57,14 +59,24 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 		c := &st.cols[j]
 		c.nulls[s] = v.Nulls[i]
 		c.bytes[s] = c.bytes[s][:0]
-		c.exts[s] = storage.Extent{}
+		if c.exts != nil {
+			c.exts[s] = storage.Extent{}
+		}
 		if v.Nulls[i] {
 			continue
 		}
-		if f.extentOf != nil {
+		if f.extentOf != nil && v.Type.Phys() == types.PhysBytes {
 			if e, ok := f.extentOf(v); ok {
+				if c.exts == nil {
+					// Only the columns that hold extents have room for them.
+					c.exts = make([]storage.Extent, len(c.nulls))
+					st.size += int64(len(c.nulls)) * extentSize
+				}
 				c.exts[s] = e.Slice(i, i+1)
 				continue
+			}
+			if int(v.Bytes.Offsets[i+1]) > len(v.Bytes.Data) {
+				return pgerror.AssertionFailedf("tensor stream: column %q has no bytes for its rows", f.cols[j].name)
 			}
 		}
 		if f.cols[j].text {
@@ -85,7 +97,11 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) {
 			st.size += int64(len(c.bytes[s]))
 		}
 	}
+	return nil
 }
+
+// extentSize is about the memory of a slot's extent.
+const extentSize = int64(unsafe.Sizeof(storage.Extent{}))
 
 // addSlot adds an empty slot.
 func (st *rowStore) addSlot() {
@@ -95,7 +111,10 @@ func (st *rowStore) addSlot() {
 		c.bools = append(c.bools, false)
 		c.ints = append(c.ints, 0)
 		c.floats = append(c.floats, 0)
-		c.exts = append(c.exts, storage.Extent{})
+		if c.exts != nil {
+			c.exts = append(c.exts, storage.Extent{})
+			st.size += extentSize
+		}
 		if len(c.bytes) < cap(c.bytes) {
 			c.bytes = c.bytes[:len(c.bytes)+1]
 		} else {
@@ -116,7 +135,9 @@ func (st *rowStore) swap(a, b int) {
 		c.ints[a], c.ints[b] = c.ints[b], c.ints[a]
 		c.floats[a], c.floats[b] = c.floats[b], c.floats[a]
 		c.bytes[a], c.bytes[b] = c.bytes[b], c.bytes[a]
-		c.exts[a], c.exts[b] = c.exts[b], c.exts[a]
+		if c.exts != nil {
+			c.exts[a], c.exts[b] = c.exts[b], c.exts[a]
+		}
 	}
 }
 
@@ -203,7 +224,9 @@ func (ts *tensorStream) add(b *types.Batch) error {
 			st := ts.store
 			if st.n < ts.opts.ShuffleBuffer {
 				// Filling, then growing (see shuffleFill).
-				st.set(st.n, b.Cols, i, ts.frames)
+				if err := st.set(st.n, b.Cols, i, ts.frames); err != nil {
+					return err
+				}
 				if !ts.growOut(st.n) {
 					continue
 				}
@@ -221,7 +244,9 @@ func (ts *tensorStream) add(b *types.Batch) error {
 			if err := ts.emitSlot(s); err != nil {
 				return err
 			}
-			st.set(s, b.Cols, i, ts.frames)
+			if err := st.set(s, b.Cols, i, ts.frames); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -636,7 +661,7 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 	// (see tensor_extent.go); a shuffled stream's rows one by one, so
 	// only from chunks whose checksum blocks hold one row each.
 	var hollow []int
-	if t.SharedMemory > 0 && scan.Filter == nil && !ts.replaying && (t.Shuffle == plan.ShuffleNone || t.Shuffle == plan.ShuffleBuffer) {
+	if t.SharedMemory > 0 && scan.Filter == nil && (t.Shuffle == plan.ShuffleNone || t.Shuffle == plan.ShuffleBuffer) {
 		hollow = hollowCols(c.n.Query, scan)
 	}
 	for k := range groups {
@@ -650,7 +675,7 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 		}
-		read := fn
+		read, groupHollow := fn, hollow
 		if ts.replaying {
 			taken, all, err := c.replayGroup(ts, g)
 			if err != nil {
@@ -660,8 +685,9 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 			// The replay ended inside this group: its first rows
-			// are in the buffer already.
-			read = dropRows(taken, fn)
+			// are in the buffer already. (Its rest is read whole: the
+			// windows dropRows makes are not the scan's.)
+			read, groupHollow = dropRows(taken, fn), nil
 		} else if rowBytes > 0 && g.Kind == storage.GroupFragment {
 			done, err := c.lateGroup(g, rowBytes, fn)
 			if err != nil {
@@ -671,12 +697,14 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 		}
-		op, err := newGroupScan(c.env, scan, g, t.Version, hollow, t.Shuffle != plan.ShuffleNone)
+		op, err := newGroupScan(c.env, scan, g, t.Version, groupHollow, t.Shuffle != plan.ShuffleNone)
 		if err != nil {
 			return err
 		}
-		if len(hollow) > 0 {
+		if len(groupHollow) > 0 {
 			c.readHollow(ts, op.sc)
+		} else {
+			ts.frames.extentOf = nil
 		}
 		err = Drain(op, read)
 		op.Close()
@@ -986,7 +1014,9 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	base := 0
 	put, err := c.projectScan(func(b *types.Batch) error {
 		for i := range b.Len() {
-			ts.store.set(base+i, b.Cols, i, ts.frames)
+			if err := ts.store.set(base+i, b.Cols, i, ts.frames); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
 )
 
@@ -28,6 +29,11 @@ func newSpillRows(f *os.File) *spillRows {
 
 // add appends slot s of st.
 func (sp *spillRows) add(st *rowStore, s int, f *tensorFrames) error {
+	for j := range st.cols {
+		if e := st.cols[j].exts; e != nil && e[s].Rows > 0 {
+			return pgerror.AssertionFailedf("tensor stream: a stored value's extent in a spilled shuffle")
+		}
+	}
 	sp.buf = st.appendSlot(sp.buf[:0], s, f)
 	sp.offs = append(sp.offs, sp.size)
 	sp.size += int64(len(sp.buf))
@@ -108,6 +114,9 @@ func (st *rowStore) decodeSlot(s int, p []byte, f *tensorFrames) {
 		c.nulls[s] = p[0] == 1
 		p = p[1:]
 		c.bytes[s] = c.bytes[s][:0]
+		if c.exts != nil {
+			c.exts[s] = storage.Extent{}
+		}
 		if c.nulls[s] {
 			continue
 		}
@@ -135,10 +144,14 @@ func (st *rowStore) decodeSlot(s int, p []byte, f *tensorFrames) {
 // then the store's rows and every row after go to the file.
 func (ts *tensorStream) keep(cols []*types.Vec, i int) error {
 	if ts.spill != nil {
-		ts.scratch.set(0, cols, i, ts.frames) // slot 0 exists
+		if err := ts.scratch.set(0, cols, i, ts.frames); err != nil { // slot 0 exists
+			return err
+		}
 		return ts.spill.add(ts.scratch, 0, ts.frames)
 	}
-	ts.store.set(ts.store.n, cols, i, ts.frames)
+	if err := ts.store.set(ts.store.n, cols, i, ts.frames); err != nil {
+		return err
+	}
 	if ts.store.size <= ts.spillAt || ts.tempFile == nil {
 		return nil
 	}

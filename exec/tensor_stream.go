@@ -420,7 +420,8 @@ func (f *tensorFrames) addSlot(st *rowStore, s int) error {
 	for j, c := range f.cols {
 		sc := &st.cols[j]
 		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
-			if e := sc.exts[s]; e.Rows > 0 {
+			if sc.exts != nil && sc.exts[s].Rows > 0 {
+				e := sc.exts[s]
 				c.addExtent(e, f.rows)
 				continue
 			}

@@ -267,11 +267,15 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 	// The shuffle path: rows through the store.
 	st := newRowStore(len(cols))
 	for i := range b.Len() {
-		st.set(i, b.Cols, i, f)
+		if err := st.set(i, b.Cols, i, f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run = func() {
 		for i := range b.Len() {
-			st.set(b.Len()-1-i, b.Cols, i, f)
+			if err := st.set(b.Len()-1-i, b.Cols, i, f); err != nil {
+				t.Fatal(err)
+			}
 			if err := f.addSlot(st, i); err != nil {
 				t.Fatal(err)
 			}
