@@ -798,3 +798,31 @@ def test_dataloader_workers(udb):
         assert torch.equal(b["img"][0], torch.from_numpy(expected_img(int(b["id"][0]))))
     assert sorted(ids) == list(range(1, ROWS + 1))
     assert max(shared) > 0
+
+
+def test_wide_rows_shuffled_match_tcp(udb, tcp):
+    """Images of 12 KiB, one to a checksum block: through shared memory
+    the server reads them from the chunk files straight into the frames,
+    in order and through the shuffle buffer (whose slots then hold where
+    each image is stored); the batches must be those over TCP."""
+    udb.execute("DROP TABLE IF EXISTS shm_wide")
+    udb.execute("CREATE TABLE shm_wide (id int, img uint8[3][64][64], n int) WITH (chunk_size = '256kB', compression = 'none')")
+    udb.execute("INSERT INTO shm_wide SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat('{' || rtrim(repeat((g % 251)::text || ',', 64), ',') || '},', 64), ',') || '},', 3), ',') || '}')::uint8[3][64][64], g % 7 "
+                "FROM generate_series(1, 600) g")
+    udb.execute("DELETE FROM shm_wide WHERE id % 41 = 0")
+    udb.execute("VACUUM shm_wide")
+    try:
+        for make in (lambda d: d.dataloader("shm_wide").batch_size(64),
+                     lambda d: d.dataloader("shm_wide").batch_size(50).shuffle(True, seed=11),
+                     lambda d: d.dataloader("shm_wide").columns(["img", "n"]).batch_size(32).shuffle(True, seed=12).shard(1, 2)):
+            before = rawcopy.stats.shared
+            over_unix = list(make(udb))
+            assert rawcopy.stats.shared > before
+            over_tcp = list(make(tcp))
+            same_batches(over_unix, over_tcp)
+            if "id" in over_unix[0]:
+                for b in over_unix:
+                    for i, img in zip(b["id"], b["img"]):
+                        assert int(img[0, 0, 0]) == int(i) % 251 and int(img[2, 63, 63]) == int(i) % 251
+    finally:
+        udb.execute("DROP TABLE IF EXISTS shm_wide")
