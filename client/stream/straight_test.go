@@ -18,37 +18,25 @@ import (
 	"github.com/deeplaked/deeplaked/server"
 )
 
-// TestStreamSharedMemoryStraight streams a table whose images lie in
-// stored chunks, with deleted rows and rows still buffered, through
-// shared memory: the image bytes are then read from
-// the chunks straight into the area (hollow columns), and the batches
-// must be those of the same stream over TCP, for every query shape that
-// takes that path and some that do not.
-func TestStreamSharedMemoryStraight(t *testing.T) {
+// straightServer starts a server that also listens on a Unix socket,
+// with chunks flushed past flushRows rows, runs stmts over TCP ("flush"
+// flushes every table's buffered rows: the streams compared must see the
+// same row groups), and returns it, its data directory and a connection
+// over each.
+func straightServer(t *testing.T, flushRows int, stmts ...string) (srv *server.Server, dataDir string, tcp, uc *pgconn.PgConn) {
+	t.Helper()
 	dataDir, sockDir := t.TempDir(), t.TempDir()
-	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: dataDir, UnixSocketDir: sockDir, FlushRows: 500})
+	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: dataDir, UnixSocketDir: sockDir, FlushRows: flushRows})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
-	tcp := connect(t, "postgres://tester@"+srv.Addr()+"/db?sslmode=disable")
-	defer tcp.Close(context.Background())
-	uc := connect(t, fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(sockDir), port))
-	defer uc.Close(context.Background())
-	// 1 KiB images: 16 to a checksum block, so frames of 100 rows start
-	// and end inside blocks; 64 kB chunks of 64 rows.
-	image := func(from, to int) string {
-		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7 + %d) %% 251)::text || ',', 32), ',') || '},', 32), ',') || '}')::uint8[32][32],
-		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from%5, from, to)
-	}
-	for _, q := range []string{
-		`CREATE TABLE img (id int PRIMARY KEY, image uint8[32][32], note text) WITH (chunk_size = '64kB', compression = 'none')`,
-		image(1, 1000), image(1001, 2000), image(2001, 3000),
-		`DELETE FROM img WHERE id % 13 = 0 AND id < 600 OR id BETWEEN 1200 AND 1333`,
-		"flush",
-		image(3001, 3100), // buffered
-	} {
+	tcp = connect(t, "postgres://tester@"+srv.Addr()+"/db?sslmode=disable")
+	t.Cleanup(func() { tcp.Close(context.Background()) })
+	uc = connect(t, fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(sockDir), port))
+	t.Cleanup(func() { uc.Close(context.Background()) })
+	for _, q := range stmts {
 		if q == "flush" {
 			if err := srv.DB().Flush(context.Background()); err != nil {
 				t.Fatal(err)
@@ -59,7 +47,60 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	return srv, dataDir, tcp, uc
+}
+
+// checkStraight streams query with opts over TCP and through shared
+// memory (an area of opts.SharedMemory bytes, or area): the batches must
+// be equal, some through the area, and when straight at least minShare of
+// the image bytes read straight from the chunks into the area, none
+// otherwise.
+func checkStraight(t *testing.T, srv *server.Server, tcp, uc *pgconn.PgConn, query string, opts stream.Options, area int64, straight bool, minShare float64, minRows int) {
+	t.Helper()
+	tcpOpts := opts
+	tcpOpts.SharedMemory = 0
+	want := streamAll(t, tcp, query, tcpOpts)
+	if opts.SharedMemory == 0 {
+		opts.SharedMemory = area
+	}
 	stats := srv.DB().Stats()
+	chunks, read := stats.HollowChunks.Load(), stats.ExtentBytes.Load()
+	got := streamAll(t, uc, query, opts)
+	if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
+		t.Fatalf("%s %+v: the stream through shared memory differs from the one over TCP (%d and %d rows)", query, opts, len(got.ids), len(want.ids))
+	}
+	if len(want.ids) < minRows || got.shared == 0 {
+		t.Fatalf("%s %+v: %d rows, %d batches through the area", query, opts, len(want.ids), got.shared)
+	}
+	chunks, read = stats.HollowChunks.Load()-chunks, stats.ExtentBytes.Load()-read
+	if straight && (chunks == 0 || float64(read) < minShare*float64(len(got.images))) {
+		t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight of %d", query, opts, chunks, read, len(got.images))
+	}
+	if !straight && chunks+read != 0 {
+		t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight", query, opts, chunks, read)
+	}
+}
+
+// TestStreamSharedMemoryStraight streams a table whose images lie in
+// stored chunks, with deleted rows and rows still buffered, through
+// shared memory: the image bytes are then read from
+// the chunks straight into the area (hollow columns), and the batches
+// must be those of the same stream over TCP, for every query shape that
+// takes that path and some that do not.
+func TestStreamSharedMemoryStraight(t *testing.T) {
+	// 1 KiB images: 16 to a checksum block, so frames of 100 rows start
+	// and end inside blocks; 64 kB chunks of 64 rows.
+	image := func(from, to int) string {
+		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7 + %d) %% 251)::text || ',', 32), ',') || '},', 32), ',') || '}')::uint8[32][32],
+		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from%5, from, to)
+	}
+	srv, dataDir, tcp, uc := straightServer(t, 500,
+		`CREATE TABLE img (id int PRIMARY KEY, image uint8[32][32], note text) WITH (chunk_size = '64kB', compression = 'none')`,
+		image(1, 1000), image(1001, 2000), image(2001, 3000),
+		`DELETE FROM img WHERE id % 13 = 0 AND id < 600 OR id BETWEEN 1200 AND 1333`,
+		"flush",
+		image(3001, 3100), // buffered
+	)
 	for _, tc := range []struct {
 		query    string
 		opts     stream.Options
@@ -76,28 +117,7 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 		{"SELECT id, image, note FROM img WHERE id % 2 = 0", stream.Options{BatchSize: 100}, false},
 		{"img", stream.Options{BatchSize: 100, Shuffle: true, Seed: 3}, false},
 	} {
-		tcpOpts := tc.opts
-		tcpOpts.SharedMemory = 0
-		want := streamAll(t, tcp, tc.query, tcpOpts)
-		opts := tc.opts
-		if opts.SharedMemory == 0 {
-			opts.SharedMemory = 1 << 20
-		}
-		chunks, read := stats.HollowChunks.Load(), stats.ExtentBytes.Load()
-		got := streamAll(t, uc, tc.query, opts)
-		if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
-			t.Fatalf("%s %+v: the stream through shared memory differs from the one over TCP (%d and %d rows)", tc.query, tc.opts, len(got.ids), len(want.ids))
-		}
-		if len(want.ids) < 1000 || got.shared == 0 {
-			t.Fatalf("%s: %d rows, %d batches through the area", tc.query, len(want.ids), got.shared)
-		}
-		chunks, read = stats.HollowChunks.Load()-chunks, stats.ExtentBytes.Load()-read
-		if tc.straight && (chunks == 0 || read < int64(len(got.images))/2) {
-			t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight of %d", tc.query, tc.opts, chunks, read, len(got.images))
-		}
-		if !tc.straight && chunks+read != 0 {
-			t.Fatalf("%s %+v: %d chunks hollow, %d bytes read straight", tc.query, tc.opts, chunks, read)
-		}
+		checkStraight(t, srv, tcp, uc, tc.query, tc.opts, 1<<20, tc.straight, 0.5, 1000)
 	}
 
 	// A damaged image fails the stream with XX001 and leaves the
@@ -136,41 +156,17 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 // bytes, each read straight into its frame, and the batches must be those
 // of the same stream over TCP.
 func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
-	dataDir, sockDir := t.TempDir(), t.TempDir()
-	srv, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: dataDir, UnixSocketDir: sockDir, FlushRows: 300})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
-	tcp := connect(t, "postgres://tester@"+srv.Addr()+"/db?sslmode=disable")
-	defer tcp.Close(context.Background())
-	uc := connect(t, fmt.Sprintf("postgres://tester@/db?host=%s&port=%s&sslmode=disable", url.QueryEscape(sockDir), port))
-	defer uc.Close(context.Background())
 	image := func(from, to int) string {
 		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7) %% 251)::text || ',', 96), ',') || '},', 96), ',') || '}')::uint8[96][96],
 		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from, to)
 	}
-	for _, q := range []string{
+	srv, _, tcp, uc := straightServer(t, 300,
 		`CREATE TABLE img (id int PRIMARY KEY, image uint8[96][96], note text) WITH (chunk_size = '256kB', compression = 'none')`,
 		image(1, 400), image(401, 800), image(801, 1200),
 		`DELETE FROM img WHERE id % 17 = 0 AND id < 300`,
 		"flush",
 		image(1201, 1250), // buffered
-	} {
-		if q == "flush" {
-			// Every row group in place before the streams, which must
-			// see the same ones over TCP and through shared memory.
-			if err := srv.DB().Flush(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := tcp.Exec(context.Background(), q).Close(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	stats := srv.DB().Stats()
+	)
 	for _, tc := range []struct {
 		opts     stream.Options
 		straight bool
@@ -186,23 +182,6 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		{stream.Options{BatchSize: 32, Shuffle: true, Seed: 9, ShuffleBuffer: 100, StartBatch: 3}, true},
 		{stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8}, false},
 	} {
-		want := streamAll(t, tcp, "img", tc.opts)
-		opts := tc.opts
-		opts.SharedMemory = 4 << 20
-		chunks, read := stats.HollowChunks.Load(), stats.ExtentBytes.Load()
-		got := streamAll(t, uc, "img", opts)
-		if !slices.Equal(got.ids, want.ids) || !bytes.Equal(got.images, want.images) || !slices.Equal(got.notes, want.notes) {
-			t.Fatalf("%+v: the stream through shared memory differs from the one over TCP (%d and %d rows)", tc.opts, len(got.ids), len(want.ids))
-		}
-		if len(want.ids) < 500 || got.shared == 0 {
-			t.Fatalf("%+v: %d rows, %d batches through the area", tc.opts, len(want.ids), got.shared)
-		}
-		chunks, read = stats.HollowChunks.Load()-chunks, stats.ExtentBytes.Load()-read
-		if tc.straight && (chunks == 0 || read < int64(len(got.images))/3) {
-			t.Fatalf("%+v: %d chunks hollow, %d bytes read straight of %d", tc.opts, chunks, read, len(got.images))
-		}
-		if !tc.straight && chunks+read != 0 {
-			t.Fatalf("%+v: %d chunks hollow, %d bytes read straight", tc.opts, chunks, read)
-		}
+		checkStraight(t, srv, tcp, uc, "img", tc.opts, 4<<20, tc.straight, 1.0/3, 500)
 	}
 }
