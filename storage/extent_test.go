@@ -242,3 +242,52 @@ func TestReadExtentCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestReadExtentAllocs: reading an extent, as a shuffled stream does row
+// by row, allocates nothing once its chunk's file is open.
+func TestReadExtentAllocs(t *testing.T) {
+	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, hollowTable("a"))
+	insert(t, db, tbl, hollowRows(tbl, 0, 700))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	defer txn.Rollback()
+	sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{1, 2}, Borrow: true, Hollow: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	b, _, err := sc.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var scratch []byte
+	for j, v := range b.Cols {
+		e, ok := sc.Extent(v)
+		if !ok || e.Rows < 3 {
+			t.Fatalf("column %d: extent %v %+v", j, ok, e)
+		}
+		dst := make([]byte, e.Len())
+		one := make([]byte, e.Width())
+		read := func() {
+			// The whole window, then one row inside a block.
+			if err := db.ReadExtent(ctx, e, dst, &scratch); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.ReadExtent(ctx, e.Slice(1, 2), one, &scratch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read()
+		if n := testing.AllocsPerRun(50, read); n != 0 {
+			t.Errorf("column %d: %v allocations per read", j, n)
+		}
+	}
+}

@@ -46,9 +46,10 @@ var dirStoreOpenFiles = func() int {
 	return int(min(max(lim.Cur/8, 64), 1024))
 }()
 
-// acquire returns the open file of key (at path), opening it if needed.
-// The caller reads it with pread and gives it back with release.
-func (c *fdCache) acquire(key, path string) (*openFile, error) {
+// acquire returns the open file of key (at the path that path returns),
+// opening it if needed. The caller reads it with pread and gives it back
+// with release. A file already open costs no allocation.
+func (c *fdCache) acquire(key string, path func(string) (string, error)) (*openFile, error) {
 	c.mu.Lock()
 	if of, ok := c.m[key]; ok {
 		of.refs++
@@ -58,9 +59,13 @@ func (c *fdCache) acquire(key, path string) (*openFile, error) {
 	}
 	gen := c.gen
 	c.mu.Unlock()
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	p, err := path(key)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
+	}
+	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

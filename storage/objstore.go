@@ -384,11 +384,7 @@ func (d *DirStore) GetRangeInto(ctx context.Context, key string, off, n int64, b
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := d.path(key)
-	if err != nil {
-		return nil, err
-	}
-	of, err := d.files.acquire(key, p)
+	of, err := d.files.acquire(key, d.path)
 	if err != nil {
 		return nil, d.wrap(key, err)
 	}
@@ -404,6 +400,7 @@ func (d *DirStore) GetRangeInto(ctx context.Context, key string, off, n int64, b
 			continue
 		}
 		if err != nil {
+			p, _ := d.path(key)
 			return nil, d.wrap(key, &os.PathError{Op: "read", Path: p, Err: err})
 		}
 		if k == 0 {
