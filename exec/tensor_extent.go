@@ -2,6 +2,7 @@ package exec
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -10,13 +11,14 @@ import (
 	"github.com/deeplaked/deeplaked/storage"
 )
 
-// An in-order tensor stream through shared memory (SHARED_MEMORY) reads
+// A tensor stream of a table through shared memory (SHARED_MEMORY) reads
 // its fixed-width vector and tensor columns straight into the frames: the
 // scan gives their rows as hollow windows (storage.ScanOptions.Hollow),
-// the frame's columns keep the windows' extents, and when the writer has
-// placed the frame in the shared area the extents are read into it there,
-// by several goroutines at once. The chunk bytes are then copied once,
-// from the file system's cache to the area, instead of twice.
+// the frame's columns (and a shuffle buffer's slots) keep the windows'
+// extents, and when the writer has placed the frame in the shared area
+// the extents are read into it there, by several goroutines at once. The
+// stored bytes are then copied once, from the file system's cache to the
+// area, instead of two or three times.
 
 // A FrameFiller can place a frame of n bytes in memory of its own and
 // have fill write it there (wire's SHARED_MEMORY writer). It reports
@@ -110,7 +112,7 @@ func (f *tensorFrames) materialize(c *tensorCol) error {
 	clear(c.rows)
 	c.rows = c.rows[:0]
 	n := len(c.values)
-	c.values = growLen(c.values, c.extLen)
+	c.values = slices.Grow(c.values, c.extLen)[:n+c.extLen]
 	jobs := f.jobs[:0]
 	for _, e := range c.extents {
 		jobs = append(jobs, extentJob{e, c.values[n : n+e.Len()]})
@@ -121,16 +123,6 @@ func (f *tensorFrames) materialize(c *tensorCol) error {
 	c.extents = c.extents[:0]
 	c.extLen = 0
 	return f.readJobs(jobs)
-}
-
-// growLen extends b by n bytes (their contents unspecified).
-func growLen(b []byte, n int) []byte {
-	if cap(b)-len(b) < n {
-		nb := make([]byte, len(b), len(b)+n+len(b)/4)
-		copy(nb, b)
-		b = nb
-	}
-	return b[:len(b)+n]
 }
 
 // writeExtents writes the frame whose header is f.frame, n bytes in all,
