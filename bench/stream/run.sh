@@ -116,6 +116,7 @@ server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$
 server_rss env PYTHONPATH="$repo/python" "$py" "$repo/bench/stream/loader.py" "$dlsockdsn" "$batch" copy | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm | via_socket | tee -a "$results"
 server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm -shuffle buffer | via_socket | tee -a "$results"
+server_rss "$work/goclient" -dsn "$dlsockdsn" -batch "$batch" -shm -shuffle exact | via_socket | tee -a "$results"
 log "PostgreSQL over its Unix socket: COPY binary, SELECT"
 "$py" "$repo/bench/stream/anchors.py" pg-copy "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
 "$py" "$repo/bench/stream/anchors.py" pg-select "$pgsockdsn" "$batch" | via_socket | tee -a "$results"
