@@ -41,20 +41,11 @@ type exactRows struct {
 	fbuf  *types.Batch
 }
 
-// newExactRows returns the state of an exact shuffle of scan's rows
-// (those of groups) whose hollow columns (table columns) are read as
-// extents, or nil when there are none, or when their extents would take
-// more than maxHeldBytes: the rows' ids alone are then kept, as without
-// shared memory.
-func newExactRows(scan *plan.Scan, hollowTable []int, groups []storage.RowGroup) *exactRows {
+// newExactRows returns the state of an exact shuffle of scan's rows whose
+// hollow columns (scan output indexes) are read as extents, or nil when
+// there are none.
+func newExactRows(scan *plan.Scan, hollowTable []int) *exactRows {
 	if len(hollowTable) == 0 {
-		return nil
-	}
-	var rows int64
-	for _, g := range groups {
-		rows += g.End - g.Start
-	}
-	if rows*int64(len(hollowTable))*extentSize > maxHeldBytes {
 		return nil
 	}
 	ex := &exactRows{}

@@ -815,7 +815,7 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	// where they are stored (see tensor_exact.go).
 	var ex *exactRows
 	if c.opts.Tensor.SharedMemory > 0 && c.groupScan.Filter == nil {
-		if ex = newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan), groups); ex != nil {
+		if ex = newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); ex != nil {
 			defer ex.close()
 			c.readHollow(ts, nil)
 			ts.frames.rowExtent = ex.rowExtent
