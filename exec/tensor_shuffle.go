@@ -368,9 +368,7 @@ func (ts *tensorStream) emitRow(cols []*types.Vec, i int) error {
 		ts.skip--
 		return nil
 	}
-	if err := ts.frames.addRow(cols, i); err != nil {
-		return err
-	}
+	ts.frames.addRow(cols, i)
 	return ts.maybeFlush()
 }
 
@@ -482,8 +480,7 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	return ts.sent, nil
 }
 
-// readHollow makes ts's frames take the hollow windows of sc (nil: none)
-// as extents.
+// readHollow makes ts's frames take the hollow windows of sc as extents.
 func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
 	f := ts.frames
 	if f.readExtent == nil {
@@ -496,9 +493,7 @@ func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
 			return db.ReadExtent(ctx, e, dst, scratch)
 		})
 	}
-	if sc != nil {
-		f.extentOf = sc.Extent
-	}
+	f.extentOf = sc.Extent
 }
 
 // hollowScanner returns the table scan of an in-order stream's query
@@ -811,24 +806,8 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	if err != nil {
 		return err
 	}
-	// Through shared memory the fixed-width columns' values are kept as
-	// where they are stored (see tensor_exact.go).
-	var ex *exactRows
-	if c.opts.Tensor.SharedMemory > 0 && c.groupScan.Filter == nil {
-		if ex = newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); ex != nil {
-			defer ex.close()
-			c.readHollow(ts, nil)
-			ts.frames.rowExtent = ex.rowExtent
-		}
-	}
 	var ids []uint64
 	for k := range groups {
-		if ex != nil {
-			if ids, err = c.collectExact(ex, &groups[k], ids); err != nil {
-				return err
-			}
-			continue
-		}
 		if err := c.groupIDs(&groups[k], func(part []uint64) error {
 			ids = append(ids, part...)
 			return nil
@@ -839,7 +818,6 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	// A batch of ids is read in storage order (rows of one chunk
 	// together) into one reused batch, then sent in the permutation's.
 	pending := make([]uint64, 0, types.BatchSize)
-	pendingK := make([]int, 0, types.BatchSize)
 	sorted := make([]uint64, 0, types.BatchSize)
 	var found []uint64
 	emit, err := c.projectScan(func(b *types.Batch) error {
@@ -859,23 +837,17 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		if err := c.env.canceled(); err != nil {
 			return err
 		}
+		sorted = append(sorted[:0], pending...)
+		slices.Sort(sorted)
 		var err error
-		if ex != nil {
-			if buf, found, err = c.fetchExact(ex, ids, pendingK, sorted); err != nil {
-				return err
-			}
-		} else {
-			sorted = append(sorted[:0], pending...)
-			slices.Sort(sorted)
-			if buf, found, err = c.fetchRows(sorted, buf); err != nil {
-				return err
-			}
+		if buf, found, err = c.fetchRows(sorted, buf); err != nil {
+			return err
 		}
 		if len(found) != len(pending) {
 			return pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(pending))
 		}
 		err = emit(buf)
-		pending, pendingK = pending[:0], pendingK[:0]
+		pending = pending[:0]
 		return err
 	}
 	// Fisher-Yates from the end, as finish drains the store. A LIMIT
@@ -891,9 +863,6 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	for k := len(ids) - 1; k >= end; k-- {
 		s := ts.rng.IntN(k + 1)
 		ids[s], ids[k] = ids[k], ids[s]
-		if ex != nil {
-			ex.swap(s, k)
-		}
 		if offset > 0 {
 			offset--
 			continue
@@ -905,7 +874,6 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 			ts.skip--
 			continue
 		}
-		pendingK = append(pendingK, k)
 		if pending = append(pending, ids[k]); len(pending) == want {
 			if err := send(); err != nil {
 				return err

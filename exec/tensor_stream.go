@@ -273,9 +273,6 @@ type tensorFrames struct {
 	// query's scan; readExtent reads one (see tensor_extent.go).
 	extentOf   func(*types.Vec) (storage.Extent, bool)
 	readExtent func(e storage.Extent, dst []byte, scratch *[]byte) error
-	// rowExtent, when set, tells the extent of row i of a column of an
-	// exact shuffle's fetched rows whose value was not fetched.
-	rowExtent func(v *types.Vec, i int) (storage.Extent, bool)
 	extentFill
 }
 
@@ -309,25 +306,12 @@ func (f *tensorFrames) reset() {
 	}
 }
 
-// addRow appends row i of cols; a value rowExtent knows is taken as its
-// extent.
-func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
+// addRow appends row i of cols.
+func (f *tensorFrames) addRow(cols []*types.Vec, i int) {
 	for j, c := range f.cols {
-		if f.rowExtent != nil && c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
-			if e, ok := f.rowExtent(cols[j], i); ok {
-				c.addExtent(e, f.rows)
-				continue
-			}
-		}
-		if len(c.extents) > 0 {
-			if err := f.materialize(c); err != nil {
-				return err
-			}
-		}
 		c.addVec(cols[j], i, f.rows)
 	}
 	f.rows++
-	return nil
 }
 
 // addVec appends row i of v as the frame's row r.
