@@ -368,7 +368,9 @@ func (ts *tensorStream) emitRow(cols []*types.Vec, i int) error {
 		ts.skip--
 		return nil
 	}
-	ts.frames.addRow(cols, i)
+	if err := ts.frames.addRow(cols, i); err != nil {
+		return err
+	}
 	return ts.maybeFlush()
 }
 
@@ -480,7 +482,8 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	return ts.sent, nil
 }
 
-// readHollow makes ts's frames take the hollow windows of sc as extents.
+// readHollow makes ts's frames take the hollow windows of sc (nil: none)
+// as extents.
 func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
 	f := ts.frames
 	if f.readExtent == nil {
@@ -493,7 +496,9 @@ func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
 			return db.ReadExtent(ctx, e, dst, scratch)
 		})
 	}
-	f.extentOf = sc.Extent
+	if sc != nil {
+		f.extentOf = sc.Extent
+	}
 }
 
 // hollowScanner returns the table scan of an in-order stream's query
@@ -806,6 +811,19 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	if err != nil {
 		return err
 	}
+	// Through shared memory the fixed-width columns' values are read
+	// where they are stored (see tensor_exact.go).
+	var ex *exactRows
+	if t.SharedMemory > 0 && c.groupScan.Filter == nil {
+		if ex, err = c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); err != nil {
+			return err
+		}
+		if ex != nil {
+			defer ex.close()
+			c.readHollow(ts, nil)
+			ts.frames.rowExtent = ex.rowExtent
+		}
+	}
 	var ids []uint64
 	for k := range groups {
 		if err := c.groupIDs(&groups[k], func(part []uint64) error {
@@ -840,13 +858,23 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		sorted = append(sorted[:0], pending...)
 		slices.Sort(sorted)
 		var err error
-		if buf, found, err = c.fetchRows(sorted, buf); err != nil {
-			return err
+		out := buf
+		if ex != nil && !ex.off {
+			// ex's own batch: buf stays fetchRows's.
+			if out, err = ex.fetch(sorted); err != nil {
+				return err
+			}
+			found = sorted
+		} else {
+			if buf, found, err = c.fetchRows(sorted, buf); err != nil {
+				return err
+			}
+			out = buf
 		}
 		if len(found) != len(pending) {
 			return pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(pending))
 		}
-		err = emit(buf)
+		err = emit(out)
 		pending = pending[:0]
 		return err
 	}

@@ -273,6 +273,9 @@ type tensorFrames struct {
 	// query's scan; readExtent reads one (see tensor_extent.go).
 	extentOf   func(*types.Vec) (storage.Extent, bool)
 	readExtent func(e storage.Extent, dst []byte, scratch *[]byte) error
+	// rowExtent, when set, tells the extent of row i of a column of an
+	// exact shuffle's fetched rows whose value was not fetched.
+	rowExtent func(v *types.Vec, i int) (storage.Extent, bool)
 	extentFill
 }
 
@@ -306,12 +309,38 @@ func (f *tensorFrames) reset() {
 	}
 }
 
-// addRow appends row i of cols.
-func (f *tensorFrames) addRow(cols []*types.Vec, i int) {
+// addRow appends row i of cols; a value rowExtent knows is taken as its
+// extent.
+func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
+	if f.rowExtent == nil {
+		for j, c := range f.cols {
+			c.addVec(cols[j], i, f.rows)
+		}
+		f.rows++
+		return nil
+	}
+	// First read the extents that a value of this row follows, so that a
+	// failed read leaves the frame as it was.
 	for j, c := range f.cols {
+		if len(c.extents) > 0 {
+			if _, ok := f.rowExtent(cols[j], i); !ok {
+				if err := f.materialize(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for j, c := range f.cols {
+		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
+			if e, ok := f.rowExtent(cols[j], i); ok {
+				c.addExtent(e, f.rows)
+				continue
+			}
+		}
 		c.addVec(cols[j], i, f.rows)
 	}
 	f.rows++
+	return nil
 }
 
 // addVec appends row i of v as the frame's row r.

@@ -240,7 +240,9 @@ func TestTensorFramesNoAllocs(t *testing.T) {
 	run := func() {
 		for range 3 {
 			for i := range b.Len() {
-				f.addRow(b.Cols, i)
+				if err := f.addRow(b.Cols, i); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := f.write(io.Discard, 7); err != nil {
 				t.Fatal(err)

@@ -200,3 +200,52 @@ func (db *DB) ReadExtent(ctx context.Context, e Extent, dst []byte, scratch *[]b
 	}
 	return nil
 }
+
+// Extents sets dst to where the values of table column col (a fixed-width
+// one) of the rows ids are stored, for ReadExtent: a one-row extent for
+// each row in a chunk that could be hollow (see hollowChunkOf; with
+// rowBlocks, only chunks whose checksum blocks hold one row each), the
+// zero Extent for a row whose value must be fetched. ids must be rows of
+// the fetcher's snapshot, as Fetch finds them.
+func (rf *RowFetcher) Extents(ids []uint64, col int, rowBlocks bool, dst []Extent) ([]Extent, error) {
+	dst = dst[:0]
+	typ := rf.t.Columns[col].Type
+	for _, id := range ids {
+		x, err := rf.where(id)
+		if err != nil {
+			return nil, err
+		}
+		if x.r < 0 || x.mem != nil {
+			dst = append(dst, Extent{})
+			continue
+		}
+		ck := x.fr.Cols[col][x.fr.chunkIndex(col, x.r)]
+		if ck.Seq == memChunkSeq {
+			dst = append(dst, Extent{})
+			continue
+		}
+		key := rf.f.key(x.fr, col, ck.Seq)
+		hc, ok := rf.hollow[key]
+		if !ok {
+			if hc, err = rf.txn.db.hollowChunkOf(context.Background(), rf.t, key, typ, ck); err != nil {
+				return nil, err
+			}
+			if hc != nil && rowBlocks && hc.rows != 1 {
+				hc = nil
+			}
+			if hc != nil {
+				rf.txn.db.stats.HollowChunks.Add(1)
+			}
+			if rf.hollow == nil {
+				rf.hollow = make(map[string]*hollowChunk)
+			}
+			rf.hollow[key] = hc
+		}
+		if hc == nil {
+			dst = append(dst, Extent{})
+			continue
+		}
+		dst = append(dst, Extent{c: hc, Row: int(x.r - ck.Start), Rows: 1})
+	}
+	return dst, nil
+}

@@ -51,6 +51,9 @@ type RowFetcher struct {
 	f      *fetcher
 	found  []uint64
 	key    []byte
+	// hollow holds, by chunk key, the chunks Extents found readable
+	// straight (nil for those that are not).
+	hollow map[string]*hollowChunk
 	// lookups counts the rows looked for among the buffered rows; past
 	// bufferedCheckRows, noBuffered says whether the snapshot holds none
 	// (checked once), and then no row is looked for there.

@@ -160,7 +160,7 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO img SELECT g, ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7) %% 251)::text || ',', 96), ',') || '},', 96), ',') || '}')::uint8[96][96],
 		        CASE WHEN g %% 7 = 0 THEN NULL ELSE 'n' || g END FROM generate_series(%d, %d) g`, from, to)
 	}
-	srv, _, tcp, uc := straightServer(t, 300,
+	srv, dataDir, tcp, uc := straightServer(t, 300,
 		`CREATE TABLE img (id int PRIMARY KEY, image uint8[96][96], note text) WITH (chunk_size = '256kB', compression = 'none')`,
 		image(1, 400), image(401, 800), image(801, 1200),
 		`DELETE FROM img WHERE id % 17 = 0 AND id < 300`,
@@ -180,8 +180,61 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		// buffer larger than the table the replay reads every row by id.
 		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 5, StartBatch: 6}, false},
 		{stream.Options{BatchSize: 32, Shuffle: true, Seed: 9, ShuffleBuffer: 100, StartBatch: 3}, true},
-		{stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8}, false},
+		// An exact shuffle asks where each batch's images are stored and
+		// fetches the rest by id.
+		{stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8}, true},
+		{stream.Options{BatchSize: 40, ExactShuffle: true, Seed: 10, Rank: 1, World: 3, DropLast: true}, true},
 	} {
-		checkStraight(t, srv, tcp, uc, "img", tc.opts, 4<<20, tc.straight, 1.0/3, 500)
+		checkStraight(t, srv, tcp, uc, "img", tc.opts, 4<<20, tc.straight, 0.25, 300)
+	}
+
+	// Compressed images are fetched by id as without shared memory: an
+	// exact shuffle that finds no extent in its first batches stops
+	// looking.
+	for _, q := range []string{
+		`CREATE TABLE zimg (id int PRIMARY KEY, image uint8[96][96], note text) WITH (chunk_size = '256kB', compression = 'lz4')`,
+		`INSERT INTO zimg SELECT id, image, note FROM img`,
+	} {
+		if err := tcp.Exec(context.Background(), q).Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := srv.DB().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []stream.Options{
+		{BatchSize: 64, ExactShuffle: true, Seed: 8},
+		{BatchSize: 64, Shuffle: true, Seed: 8},
+	} {
+		checkStraight(t, srv, tcp, uc, "zimg", opts, 4<<20, false, 0, 300)
+	}
+
+	// Damaged images fail an exact shuffle with XX001, whether a frame
+	// reads them straight or before a value fetched by id.
+	files, _ := filepath.Glob(filepath.Join(dataDir, "objects", "tables", "*", "frags", "*", "0001-*.dlc"))
+	if len(files) == 0 {
+		t.Fatal("no chunk of column image")
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 4096; k < len(data); k += 4096 {
+			data[k] ^= 1
+		}
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := stream.Stream(context.Background(), uc, "img", stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8, SharedMemory: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "XX001" {
+		t.Fatalf("exact shuffle over damaged chunks: %v, want XX001", s.Err())
 	}
 }

@@ -1,0 +1,176 @@
+package exec
+
+import (
+	"slices"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// An exact shuffle through shared memory (SHARED_MEMORY, SHUFFLE 'exact')
+// of a table's fixed-width columns fetches by id only the rows' other
+// columns: for each batch of rows it sends, it asks where their values of
+// those columns are stored (RowFetcher.Extents) and the frames read them
+// straight into the area (see tensor_extent.go). A row whose value cannot
+// be read so (its chunk compressed, with NULLs, or checksum blocks of
+// several rows; a row not yet flushed) has it fetched by id.
+
+// exactRows is that state.
+type exactRows struct {
+	// hollow are the scan's output indexes of those columns, cols their
+	// table columns.
+	hollow []int
+	cols   []int
+	// narrow fetches the other columns (nil when there are none), full
+	// the hollow ones of the rows that have no extent; full also finds
+	// the extents.
+	narrow, full *storage.RowFetcher
+	// Per batch of rows (sorted by id): byID[h] the extents of hollow
+	// column h, out the batch in the scan's column order, vals the hollow
+	// columns' Vecs in it, lack the ids of the rows whose value must be
+	// fetched.
+	byID [][]storage.Extent
+	out  *types.Batch
+	vals []*types.Vec
+	lack []uint64
+	nbuf *types.Batch
+	fbuf *types.Batch
+	// batches and hits count the batches fetched and the extents found:
+	// a stream that finds none in its first exactTries batches (a
+	// compressed column, say) fetches its rows as without shared memory
+	// from then on (off).
+	batches, hits int
+	off           bool
+}
+
+// exactTries is how many batches an exact shuffle looks for extents in
+// before it gives up when it finds none.
+const exactTries = 4
+
+// newExactRows returns the state of an exact shuffle of scan's rows whose
+// hollow columns (table columns) are read as extents, or nil when there
+// are none.
+func (c *CopyTo) newExactRows(scan *plan.Scan, hollowTable []int) (*exactRows, error) {
+	if len(hollowTable) == 0 {
+		return nil, nil
+	}
+	ex := &exactRows{}
+	var narrowCols []int
+	for j, col := range scan.Cols {
+		if slices.Contains(hollowTable, col) {
+			ex.hollow = append(ex.hollow, j)
+			ex.cols = append(ex.cols, col)
+		} else {
+			narrowCols = append(narrowCols, col)
+		}
+	}
+	version := c.opts.Tensor.Version
+	var err error
+	if ex.full, err = c.env.Txn.NewRowFetcher(scan.Table, ex.cols, version); err != nil {
+		return nil, err
+	}
+	if len(narrowCols) > 0 {
+		if ex.narrow, err = c.env.Txn.NewRowFetcher(scan.Table, narrowCols, version); err != nil {
+			ex.close()
+			return nil, err
+		}
+	}
+	ex.byID = make([][]storage.Extent, len(ex.hollow))
+	ex.out = &types.Batch{Cols: make([]*types.Vec, len(scan.Cols))}
+	ex.vals = make([]*types.Vec, len(ex.hollow))
+	for h, col := range ex.cols {
+		ex.vals[h] = types.NewVec(scan.Table.Columns[col].Type, 0)
+	}
+	return ex, nil
+}
+
+func (ex *exactRows) close() {
+	if ex.narrow != nil {
+		ex.narrow.Close()
+	}
+	if ex.full != nil {
+		ex.full.Close()
+	}
+}
+
+// fetch reads the rows sorted (ids, ascending): their other columns by
+// id, their hollow columns' values as extents where they have one
+// (rowExtent then tells them), by id where not. It returns the batch in
+// the scan's column order, a row per id of sorted, in that order.
+func (ex *exactRows) fetch(sorted []uint64) (*types.Batch, error) {
+	if ex.narrow != nil {
+		b, found, err := ex.narrow.Fetch(sorted, ex.nbuf)
+		if err != nil {
+			return nil, err
+		}
+		ex.nbuf = b
+		if len(found) != len(sorted) {
+			return nil, pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(sorted))
+		}
+		k := 0
+		for j := range ex.out.Cols {
+			if !slices.Contains(ex.hollow, j) {
+				ex.out.Cols[j] = b.Cols[k]
+				k++
+			}
+		}
+	}
+	ex.lack = ex.lack[:0]
+	for h, col := range ex.cols {
+		var err error
+		if ex.byID[h], err = ex.full.Extents(sorted, col, true, ex.byID[h]); err != nil {
+			return nil, err
+		}
+		for i, e := range ex.byID[h] {
+			if e.Rows == 0 {
+				ex.lack = append(ex.lack, sorted[i])
+			} else {
+				ex.hits++
+			}
+		}
+	}
+	if ex.batches++; ex.hits == 0 && ex.batches >= exactTries {
+		ex.off = true
+	}
+	slices.Sort(ex.lack)
+	ex.lack = slices.Compact(ex.lack)
+	var fb *types.Batch
+	if len(ex.lack) > 0 {
+		b, found, err := ex.full.Fetch(ex.lack, ex.fbuf)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) != len(ex.lack) {
+			return nil, pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(ex.lack))
+		}
+		ex.fbuf, fb = b, b
+	}
+	for h, j := range ex.hollow {
+		v := ex.vals[h]
+		v.Reset()
+		for i, e := range ex.byID[h] {
+			if e.Rows > 0 {
+				v.AppendBytes(nil) // its value is the extent's (rowExtent)
+				continue
+			}
+			r, _ := slices.BinarySearch(ex.lack, sorted[i])
+			v.AppendFrom(fb.Cols[h], r)
+		}
+		ex.out.Cols[j] = v
+	}
+	ex.out.SetLen(len(sorted))
+	return ex.out, nil
+}
+
+// rowExtent is tensorFrames.rowExtent for the batches fetch makes.
+func (ex *exactRows) rowExtent(v *types.Vec, i int) (storage.Extent, bool) {
+	for h, hv := range ex.vals {
+		if hv == v {
+			e := ex.byID[h][i]
+			return e, e.Rows > 0
+		}
+	}
+	return storage.Extent{}, false
+}
