@@ -118,11 +118,10 @@ func (ex *exactRows) fetch(sorted []uint64) (*types.Batch, error) {
 		}
 	}
 	ex.lack = ex.lack[:0]
-	for h, col := range ex.cols {
-		var err error
-		if ex.byID[h], err = ex.full.Extents(sorted, col, true, ex.byID[h]); err != nil {
-			return nil, err
-		}
+	if err := ex.full.Extents(sorted, ex.cols, true, ex.byID); err != nil {
+		return nil, err
+	}
+	for h := range ex.cols {
 		for i, e := range ex.byID[h] {
 			if e.Rows == 0 {
 				ex.lack = append(ex.lack, sorted[i])

@@ -201,51 +201,63 @@ func (db *DB) ReadExtent(ctx context.Context, e Extent, dst []byte, scratch *[]b
 	return nil
 }
 
-// Extents sets dst to where the values of table column col (a fixed-width
-// one) of the rows ids are stored, for ReadExtent: a one-row extent for
-// each row in a chunk that could be hollow (see hollowChunkOf; with
-// rowBlocks, only chunks whose checksum blocks hold one row each), the
-// zero Extent for a row whose value must be fetched. ids must be rows of
-// the fetcher's snapshot, as Fetch finds them.
-func (rf *RowFetcher) Extents(ids []uint64, col int, rowBlocks bool, dst []Extent) ([]Extent, error) {
-	dst = dst[:0]
-	typ := rf.t.Columns[col].Type
+// Extents sets dst[h] to where the values of table column cols[h] (a
+// fixed-width one) of the rows ids are stored, for ReadExtent: a one-row
+// extent for each row in a chunk that could be hollow (see hollowChunkOf;
+// with rowBlocks, only chunks whose checksum blocks hold one row each),
+// the zero Extent for a row whose value must be fetched. Each row is
+// located once for all the columns. ids must be rows of the fetcher's
+// snapshot, as Fetch finds them.
+func (rf *RowFetcher) Extents(ids []uint64, cols []int, rowBlocks bool, dst [][]Extent) error {
+	for h := range cols {
+		dst[h] = dst[h][:0]
+	}
 	for _, id := range ids {
 		x, err := rf.where(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if x.r < 0 || x.mem != nil {
-			dst = append(dst, Extent{})
-			continue
-		}
-		ck := x.fr.Cols[col][x.fr.chunkIndex(col, x.r)]
-		if ck.Seq == memChunkSeq {
-			dst = append(dst, Extent{})
-			continue
-		}
-		key := rf.f.key(x.fr, col, ck.Seq)
-		hc, ok := rf.hollow[key]
-		if !ok {
-			if hc, err = rf.txn.db.hollowChunkOf(context.Background(), rf.t, key, typ, ck); err != nil {
-				return nil, err
+		for h, col := range cols {
+			e, err := rf.extentAt(x, col, rowBlocks)
+			if err != nil {
+				return err
 			}
-			if hc != nil && rowBlocks && hc.rows != 1 {
-				hc = nil
-			}
-			if hc != nil {
-				rf.txn.db.stats.HollowChunks.Add(1)
-			}
-			if rf.hollow == nil {
-				rf.hollow = make(map[string]*hollowChunk)
-			}
-			rf.hollow[key] = hc
+			dst[h] = append(dst[h], e)
 		}
-		if hc == nil {
-			dst = append(dst, Extent{})
-			continue
-		}
-		dst = append(dst, Extent{c: hc, Row: int(x.r - ck.Start), Rows: 1})
 	}
-	return dst, nil
+	return nil
+}
+
+// extentAt returns the extent of column col's value of the row at x, or
+// the zero Extent when it must be fetched.
+func (rf *RowFetcher) extentAt(x fragRow, col int, rowBlocks bool) (Extent, error) {
+	if x.r < 0 || x.mem != nil {
+		return Extent{}, nil
+	}
+	ck := x.fr.Cols[col][x.fr.chunkIndex(col, x.r)]
+	if ck.Seq == memChunkSeq {
+		return Extent{}, nil
+	}
+	key := rf.f.key(x.fr, col, ck.Seq)
+	hc, ok := rf.hollow[key]
+	if !ok {
+		var err error
+		if hc, err = rf.txn.db.hollowChunkOf(context.Background(), rf.t, key, rf.t.Columns[col].Type, ck); err != nil {
+			return Extent{}, err
+		}
+		if hc != nil && rowBlocks && hc.rows != 1 {
+			hc = nil
+		}
+		if hc != nil {
+			rf.txn.db.stats.HollowChunks.Add(1)
+		}
+		if rf.hollow == nil {
+			rf.hollow = make(map[string]*hollowChunk)
+		}
+		rf.hollow[key] = hc
+	}
+	if hc == nil {
+		return Extent{}, nil
+	}
+	return Extent{c: hc, Row: int(x.r - ck.Start), Rows: 1}, nil
 }
