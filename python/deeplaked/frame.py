@@ -1,5 +1,6 @@
 """Parsing of tensor-stream frames (docs/tensor-stream.md, version 1)."""
 
+import math
 import struct
 
 import numpy as np
@@ -120,14 +121,34 @@ def parse_aligned(buf):
         raise ValueError("frame buffer at an address that is not a multiple of %d" % ALIGN)
     hlen, ncols, index, rows = _check_header(buf)
     mv = memoryview(buf).cast("B")
+    n = len(buf)
+    # The frames of a stream of fixed-width columns have one header but for
+    # the batch index (bytes 16 to 24), so their checked layout is kept.
+    key = (n, bytes(mv[:16]), bytes(mv[24:hlen]))
+    layouts = _layouts.get(key)
+    if layouts is None:
+        layouts = []
+        p = _HEADER.size
+        for _ in range(ncols):
+            lay, p = _column_layout(mv, hlen, p, rows, n)
+            layouts.append(lay)
+        if all(lay[1] == FIXED for lay in layouts):
+            if len(_layouts) >= _MAX_LAYOUTS:
+                _layouts.clear()
+            _layouts[key] = layouts
     frame = Frame()
     frame.batch_index, frame.rows, frame.buffer = index, rows, buf
-    frame.columns = {}
-    p = _HEADER.size
-    for _ in range(ncols):
-        c, p = _parse_column(mv, buf, hlen, p, rows)
-        frame.columns[c.name] = c
+    frame.columns = cols = {}
+    for lay in layouts:
+        c = _column(buf, lay, rows)
+        cols[c.name] = c
     return frame
+
+
+# Checked column layouts of frames of fixed-width columns, by the header's
+# bytes but for the batch index (see parse_aligned).
+_layouts = {}
+_MAX_LAYOUTS = 64
 
 
 def _check_header(payload):
@@ -145,76 +166,87 @@ def _check_header(payload):
     return hlen, ncols, index, rows
 
 
-def _parse_column(mv, buf, hlen, p, rows):
-    n = len(buf)
+def _column_layout(mv, hlen, p, rows, n):
+    """Read and check the column descriptor at p of a frame of n bytes and
+    rows rows, all but what depends on the buffers' contents; return its
+    layout (as _column takes it) and the descriptor's end."""
     if p + 2 > hlen:
         raise FrameError("header ends inside a column descriptor")
     (nlen,) = struct.unpack_from("<H", mv, p)
     p += 2
     if p + nlen + 4 > hlen:
         raise FrameError("header ends inside a column descriptor")
-    c = Column()
-    c.name = bytes(mv[p:p + nlen]).decode("utf-8")
+    name = bytes(mv[p:p + nlen]).decode("utf-8")
     p += nlen
     kind, code, ndim, flags = struct.unpack_from("<BBBB", mv, p)
     p += 4
     if p + 4 * ndim + _BUFFERS.size > hlen:
         raise FrameError("header ends inside a column descriptor")
-    dims = struct.unpack_from("<%dI" % ndim, mv, p)
+    dims = tuple(-1 if d == RAGGED_DIM else d for d in struct.unpack_from("<%dI" % ndim, mv, p))
     p += 4 * ndim
     locs = _BUFFERS.unpack_from(mv, p)
     p += _BUFFERS.size
-    c.kind, c.rows, c.rows = kind, rows, rows
-    c.dims = [-1 if d == RAGGED_DIM else d for d in dims]
-    c.dtype_code, c.logical = None, None
-    bufs = []
+    spans = []
     for k in range(4):
         off, ln = locs[2 * k], locs[2 * k + 1]
         if ln == 0:
-            bufs.append(None)
+            spans.append(None)
             continue
         if off % ALIGN or off > n or ln > n - off:
             raise FrameError("column %r: buffer %d (offset %d, length %d) outside the %d-byte frame or misaligned"
-                             % (c.name, k, off, ln, n))
-        bufs.append(buf[off:off + ln])
-    validity, offsets, shapes, values = bufs
+                             % (name, k, off, ln, n))
+        spans.append((off, off + ln))
+    validity, offsets, shapes, values = spans
+    code_, logical = None, None
     if kind in (FIXED, RAGGED):
         if code not in DTYPES:
-            raise FrameError("column %r: unknown dtype %d" % (c.name, code))
-        c.dtype_code = code
+            raise FrameError("column %r: unknown dtype %d" % (name, code))
+        code_ = code
         dt = DTYPES[code]
     elif kind == BYTES:
         if not TEXT <= code <= VARCHAR:
-            raise FrameError("column %r: unknown logical type %d" % (c.name, code))
-        c.logical = code
+            raise FrameError("column %r: unknown logical type %d" % (name, code))
+        logical = code
         dt = np.dtype(np.uint8)
     else:
-        raise FrameError("column %r: unknown column kind %d" % (c.name, kind))
-    c.validity = None
+        raise FrameError("column %r: unknown column kind %d" % (name, kind))
     if flags & 1:
-        if validity is None or len(validity) < (rows + 7) // 8:
-            raise FrameError("column %r: validity too short for %d rows" % (c.name, rows))
-        c.validity = validity
-    if values is None:
-        values = np.empty(0, dtype=np.uint8)
-    if len(values) % dt.itemsize:
-        raise FrameError("column %r: values are not whole %s elements" % (c.name, dt))
-    c.values = values.view(dt)
-    c.offsets = c.shapes = None
-    if kind == FIXED:
-        if -1 in c.dims:
-            raise FrameError("column %r: fixed column with a ragged dimension" % c.name)
-        want = rows * int(np.prod(c.dims, dtype=np.int64)) if c.dims else rows
-        if len(c.values) != want:
-            raise FrameError("column %r: %d values, want %d" % (c.name, len(c.values), want))
+        if validity is None or validity[1] - validity[0] < (rows + 7) // 8:
+            raise FrameError("column %r: validity too short for %d rows" % (name, rows))
     else:
-        if offsets is None or len(offsets) != (rows + 1) * 8:
-            raise FrameError("column %r: offsets of the wrong length for %d rows" % (c.name, rows))
-        c.offsets = offsets.view("<u8")
-        if rows and (np.any(np.diff(c.offsets.astype(np.int64)) < 0) or c.offsets[-1] > len(c.values)):
-            raise FrameError("column %r: offsets not ascending within the values" % c.name)
+        validity = None
+    nvalues = 0 if values is None else values[1] - values[0]
+    if nvalues % dt.itemsize:
+        raise FrameError("column %r: values are not whole %s elements" % (name, dt))
+    if kind == FIXED:
+        if -1 in dims:
+            raise FrameError("column %r: fixed column with a ragged dimension" % name)
+        want = rows * math.prod(dims)
+        if nvalues // dt.itemsize != want:
+            raise FrameError("column %r: %d values, want %d" % (name, nvalues // dt.itemsize, want))
+    else:
+        if offsets is None or offsets[1] - offsets[0] != (rows + 1) * 8:
+            raise FrameError("column %r: offsets of the wrong length for %d rows" % (name, rows))
         if kind == RAGGED:
-            if (shapes is None and rows * ndim) or (shapes is not None and len(shapes) != rows * ndim * 4):
-                raise FrameError("column %r: shapes of the wrong length" % c.name)
-            c.shapes = shapes.view("<u4") if shapes is not None else np.empty(0, dtype="<u4")
-    return c, p
+            nshapes = 0 if shapes is None else shapes[1] - shapes[0]
+            if (shapes is None and rows * ndim) or (shapes is not None and nshapes != rows * ndim * 4):
+                raise FrameError("column %r: shapes of the wrong length" % name)
+    return (name, kind, code_, logical, dims, dt, validity, offsets, shapes, values), p
+
+
+def _column(buf, lay, rows):
+    """The Column of a frame in buf with layout lay (see _column_layout),
+    its buffers' contents checked where the layout could not be."""
+    name, kind, code, logical, dims, dt, validity, offsets, shapes, values = lay
+    c = Column()
+    c.name, c.kind, c.rows, c.dims, c.dtype_code, c.logical = name, kind, rows, list(dims), code, logical
+    c.validity = None if validity is None else buf[validity[0]:validity[1]]
+    c.values = (buf[values[0]:values[1]] if values is not None else np.empty(0, dtype=np.uint8)).view(dt)
+    c.offsets = c.shapes = None
+    if kind != FIXED:
+        c.offsets = buf[offsets[0]:offsets[1]].view("<u8")
+        if rows and (np.any(np.diff(c.offsets.astype(np.int64)) < 0) or c.offsets[-1] > len(c.values)):
+            raise FrameError("column %r: offsets not ascending within the values" % name)
+        if kind == RAGGED:
+            c.shapes = buf[shapes[0]:shapes[1]].view("<u4") if shapes is not None else np.empty(0, dtype="<u4")
+    return c

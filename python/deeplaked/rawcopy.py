@@ -58,7 +58,8 @@ _AREA = struct.Struct("<4sHHQ")  # magic, version, reserved, size
 # Descriptors one read makes room for: the server sends one, once; more
 # are closed, and more than fit end the stream (MSG_CTRUNC).
 _MAX_FDS = 4
-_RECV_FLAGS = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+_RECV_FLAGS = int(getattr(socket, "MSG_CMSG_CLOEXEC", 0))
+_MSG_CTRUNC = int(socket.MSG_CTRUNC)  # an int: the enum's & is slow
 
 
 class Stats:
@@ -169,6 +170,10 @@ def stream_copy(conn, sql, shared_memory=False):
                 r.skip_data()
             elif typ == b"Z":
                 r.skip()
+                if r.sw != r.sr:  # read ahead past the end: libpq's next bytes
+                    r.ready, r.lost = False, True
+                    raise psycopg.OperationalError("the server sent %d bytes after ReadyForQuery during COPY"
+                                                   % (r.sw - r.sr))
                 break
             elif typ == b"E":
                 fields = r.body()
@@ -207,17 +212,25 @@ def stream_copy(conn, sql, shared_memory=False):
 class _Reader:
     """Reads messages off the socket, keeping its place in the stream even
     when a read is interrupted (KeyboardInterrupt) so the stream can be
-    drained: hgot header bytes of the next message are read, left bytes of
-    the current message's body are not. lost is set when the place is
-    unknown; ready with ReadyForQuery."""
+    drained: the bytes of stage from sr to sw are read and not yet taken
+    (the next message's header, or more), left bytes of the current
+    message's body are neither read nor staged. lost is set when the place
+    is unknown; ready with ReadyForQuery.
 
-    __slots__ = ("sock", "hdr", "hmv", "hgot", "left", "lost", "ready", "scratch")
+    A header's read takes up to ahead bytes after it too (0 here: the
+    read stops at the header, so that nothing past the stream's
+    ReadyForQuery is ever taken from libpq), which the body's reads then
+    take first."""
+
+    __slots__ = ("sock", "stage", "smv", "sr", "sw", "left", "lost", "ready", "scratch")
+
+    ahead = 0
 
     def __init__(self, sock):
         self.sock = sock
-        self.hdr = bytearray(_HEADER.size)
-        self.hmv = memoryview(self.hdr)
-        self.hgot = 0
+        self.stage = bytearray(_HEADER.size + self.ahead)
+        self.smv = memoryview(self.stage)
+        self.sr = self.sw = 0
         self.left = 0
         self.lost = False
         self.ready = False
@@ -233,20 +246,36 @@ class _Reader:
 
     def header(self):
         """The next message's type; its body is then left to read."""
-        while self.hgot < _HEADER.size:
-            self.hgot += self._recv(self.hmv[self.hgot:])
-        typ, length = _HEADER.unpack(self.hdr)
+        if self.sw - self.sr < _HEADER.size:
+            if self.sr:  # the part of a header staged goes to the front
+                k = self.sw - self.sr
+                self.stage[:k] = self.stage[self.sr:self.sw]
+                self.sr, self.sw = 0, k
+            while self.sw < _HEADER.size:
+                self.sw += self._recv(self.smv[self.sw:])
+        typ, length = _HEADER.unpack_from(self.stage, self.sr)
         if length < 4:
             import psycopg
             self.lost = True
             raise psycopg.OperationalError("invalid message length %d from the server" % length)
-        self.left, self.hgot = length - 4, 0
+        self.left = length - 4
+        self.sr += _HEADER.size
         if typ == b"Z":
             self.ready = True
         return typ
 
+    def _take(self, k):
+        """Take k bytes of the body at hand from the stage: the staged bytes,
+        then the body's count, move on together."""
+        self.sr += k
+        self.left -= k
+
     def _into(self, mv):
         n = len(mv)
+        k = min(self.left, self.sw - self.sr)
+        if k:
+            mv[n - self.left:n - self.left + k] = self.smv[self.sr:self.sr + k]
+            self._take(k)
         while self.left:
             self.left -= self._recv(mv[n - self.left:])
 
@@ -261,6 +290,9 @@ class _Reader:
         return buf
 
     def skip(self):
+        k = min(self.left, self.sw - self.sr)
+        if k:
+            self._take(k)
         if self.left and self.scratch is None:
             self.scratch = memoryview(bytearray(_SKIP_CHUNK))
         while self.left:
@@ -296,6 +328,11 @@ class _SharedReader(_Reader):
 
     __slots__ = ("anc", "fd", "area", "refs", "ref", "refmv", "in_ref")
 
+    # A header's read takes a reference's bytes with it: one recvmsg per
+    # frame. The server sends nothing after ReadyForQuery unasked, so
+    # reading ahead takes nothing from the next query's answer.
+    ahead = _REF.size
+
     def __init__(self, sock):
         super().__init__(sock)
         self.anc = socket.CMSG_SPACE(_MAX_FDS * 4)
@@ -315,7 +352,7 @@ class _SharedReader(_Reader):
                         self.fd = fd
                     else:  # the server passes one
                         os.close(fd)
-        if flags & socket.MSG_CTRUNC:
+        if flags & _MSG_CTRUNC:
             raise _protocol_error(self, "the server passed more file descriptors than expected during COPY")
         if not k:
             import psycopg

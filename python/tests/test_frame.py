@@ -134,3 +134,37 @@ def test_set_epoch_sql():
     assert copy_sql("t", epoch="it's") == "COPY t TO STDOUT WITH (FORMAT tensor, EPOCH 'it''s')"
     with pytest.raises(ValueError):
         one.set_epoch(-1)
+
+
+def test_layout_kept_only_for_its_header():
+    # Frames of fixed-width columns reuse the checked layout of an earlier
+    # frame with the same header but for the batch index: each must still
+    # read as its own header says.
+    from deeplaked import frame as fr
+
+    def fixed(index, rows, dims=(2,), name="a", validity=None, code=5):
+        n = rows * int(np.prod(dims))
+        values = np.arange(index * 1000, index * 1000 + n, dtype="<i4").astype(fr.DTYPES[code]).tobytes()
+        return build_frame(index, rows, [column(name, FIXED, code, list(dims), values, validity=validity),
+                                         column("y", FIXED, 3, [], bytes(range(index, index + rows)))])
+
+    frames = [fixed(0, 3), fixed(1, 3), fixed(2, 3, dims=(1, 2)), fixed(3, 2), fixed(4, 3, name="b"),
+              fixed(5, 3, validity=bytes([0b110])), fixed(6, 3, code=9), fixed(7, 3), fixed(8, 3, dims=(3,))]
+    fr._layouts.clear()
+    cached = [fr.parse_aligned(fr.aligned_copy(b)) for b in frames]
+    assert len(fr._layouts) == 7  # frames 0, 1 and 7 share one
+    for b, got in zip(frames, cached):
+        fr._layouts.clear()
+        want = fr.parse_aligned(fr.aligned_copy(b))
+        assert got.batch_index == want.batch_index and got.rows == want.rows
+        assert list(got.columns) == list(want.columns)
+        for name, c in want.columns.items():
+            g = got.columns[name]
+            assert (g.kind, g.dtype_code, g.dims, g.rows) == (c.kind, c.dtype_code, c.dims, c.rows)
+            np.testing.assert_array_equal(g.to_numpy(), c.to_numpy())
+            assert g.to_numpy().dtype == c.to_numpy().dtype
+            np.testing.assert_array_equal(g.valid(), c.valid())
+    # Ragged and bytes columns' layouts change from frame to frame: none kept.
+    fr._layouts.clear()
+    fr.parse_aligned(fr.aligned_copy(sample()))
+    assert not fr._layouts

@@ -348,6 +348,58 @@ def test_bad_reference(which):
         area.close()
 
 
+@pytest.mark.parametrize("chunk", [7, 45, 46, 1 << 20])
+def test_header_reads_take_the_reference(chunk, monkeypatch):
+    # A header's read takes the 40 bytes after it as well: a reference
+    # arrives with one recvmsg, and the inline frames' bodies, split
+    # anywhere, come out whole.
+    area = Area()
+    out, first = mixed(area)
+    s = Script(out, chunk=chunk, fds=(first, [area.fd]))
+    calls = [0]
+    recv = rawcopy._SharedReader._recv
+
+    def counting(self, mv):
+        calls[0] += 1
+        return recv(self, mv)
+
+    monkeypatch.setattr(rawcopy._SharedReader, "_recv", counting)
+    try:
+        got = list(stream_frames(s.conn, SQL, raw=True, shared_memory=True))
+        for k, f in enumerate(got):
+            check(f, k)
+        assert [shared(f.buffer) for f in got] == [True, False, True, True, False, True]
+        if chunk == 1 << 20:
+            # 10 messages (CopyOutResponse, 4 references, 2 frames,
+            # CopyDone, CommandComplete, ReadyForQuery), a frame's body
+            # taking a second read: one read per header otherwise.
+            assert calls[0] <= 12
+        assert not s.conn.lock.locked() and s.conn.cancels == 0
+    finally:
+        got = None
+        s.close()
+        area.close()
+
+
+def test_bytes_after_ready_for_query():
+    # A server that sends a message after ReadyForQuery unasked: the read
+    # ahead took it from libpq, so the connection is given up.
+    area = Area()
+    out, first = mixed(area)
+    s = Script(out + msg(b"N", b"SNOTICE\0\0"), chunk=1 << 20, fds=(first, [area.fd]))
+    try:
+        with pytest.raises(psycopg.OperationalError, match="after ReadyForQuery"):
+            for _ in stream_frames(s.conn, SQL, raw=True, shared_memory=True):
+                pass
+        assert not s.conn.lock.locked()
+        with pytest.raises(BrokenPipeError):
+            s.client.send(b"Q")
+    finally:
+        s.close()
+        area.close()
+        gc.collect()
+
+
 def test_unknown_magic_is_a_bad_frame():
     # A 40-byte payload that is not a reference is a frame: the frame's
     # parser refuses it, and the stream is drained (canceled) as after any
