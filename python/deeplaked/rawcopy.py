@@ -172,6 +172,8 @@ def stream_copy(conn, sql, shared_memory=False):
                 r.skip()
                 if r.sw != r.sr:  # read ahead past the end: libpq's next bytes
                     r.ready, r.lost = False, True
+                    if err is not None:
+                        raise _error(err, conn.info.encoding)
                     raise psycopg.OperationalError("the server sent %d bytes after ReadyForQuery during COPY"
                                                    % (r.sw - r.sr))
                 break
@@ -215,16 +217,19 @@ class _Reader:
     drained: the bytes of stage from sr to sw are read and not yet taken
     (the next message's header, or more), left bytes of the current
     message's body are neither read nor staged. lost is set when the place
-    is unknown; ready with ReadyForQuery.
+    is unknown; ready once ReadyForQuery is read whole. typ is the type
+    of the message at hand, in_ref set while it may be a shared-memory
+    reference not yet taken (a CopyData of ref_len bytes).
 
     A header's read takes up to ahead bytes after it too (0 here: the
     read stops at the header, so that nothing past the stream's
     ReadyForQuery is ever taken from libpq), which the body's reads then
     take first."""
 
-    __slots__ = ("sock", "stage", "smv", "sr", "sw", "left", "lost", "ready", "scratch")
+    __slots__ = ("sock", "stage", "smv", "sr", "sw", "left", "lost", "ready", "scratch", "typ", "in_ref")
 
     ahead = 0
+    ref_len = 0
 
     def __init__(self, sock):
         self.sock = sock
@@ -235,6 +240,8 @@ class _Reader:
         self.lost = False
         self.ready = False
         self.scratch = None
+        self.typ = None
+        self.in_ref = False
 
     def _recv(self, mv):
         k = self.sock.recv_into(mv)
@@ -260,8 +267,8 @@ class _Reader:
             raise psycopg.OperationalError("invalid message length %d from the server" % length)
         self.left = length - 4
         self.sr += _HEADER.size
-        if typ == b"Z":
-            self.ready = True
+        self.typ = typ
+        self.in_ref = self.ref_len > 0 and typ == b"d" and self.left == self.ref_len
         return typ
 
     def _take(self, k):
@@ -297,6 +304,8 @@ class _Reader:
             self.scratch = memoryview(bytearray(_SKIP_CHUNK))
         while self.left:
             self.left -= self._recv(self.scratch[:min(self.left, _SKIP_CHUNK)])
+        if self.typ == b"Z":
+            self.ready = True
 
     # data returns the CopyData payload at hand, skip_data skips it, finish
     # reads to the end of the message at hand (draining); close lets go of
@@ -322,16 +331,17 @@ class _SharedReader(_Reader):
     views of the mapped area.
 
     fd is the area's descriptor until the area is mapped; area the
-    mapping; refs the number of references read (the seq the next one
-    carries); ref the body of the reference at hand, in_ref set while it
-    is read."""
+    mapping; refs the number of references taken (the seq the next one
+    carries); ref the body of the reference at hand."""
 
-    __slots__ = ("anc", "fd", "area", "refs", "ref", "refmv", "in_ref")
+    __slots__ = ("anc", "fd", "area", "refs", "ref", "refmv")
 
     # A header's read takes a reference's bytes with it: one recvmsg per
-    # frame. The server sends nothing after ReadyForQuery unasked, so
-    # reading ahead takes nothing from the next query's answer.
+    # frame. The server sends nothing after ReadyForQuery unasked (but the
+    # FATAL error of its shutdown, which ends the connection), so reading
+    # ahead takes nothing from the next query's answer.
     ahead = _REF.size
+    ref_len = _REF.size
 
     def __init__(self, sock):
         super().__init__(sock)
@@ -341,7 +351,6 @@ class _SharedReader(_Reader):
         self.refs = 0
         self.ref = bytearray(_REF.size)
         self.refmv = memoryview(self.ref)
-        self.in_ref = False
 
     def _recv(self, mv):
         k, anc, flags, _ = self.sock.recvmsg_into([mv], self.anc, _RECV_FLAGS)
@@ -361,9 +370,10 @@ class _SharedReader(_Reader):
         return k
 
     def _read_ref(self):
-        self.in_ref = True
+        """Read the reference at hand (its rest, after an interrupt) into
+        ref; it is not taken (in_ref) until _resolve is done with it, or
+        in_ref is cleared as it is not one."""
         self._into(self.refmv)
-        self.in_ref = False
 
     def data(self):
         if self.left != _REF.size:
@@ -374,6 +384,7 @@ class _SharedReader(_Reader):
             return buf
         self._read_ref()
         if self.ref[:4] != REF_MAGIC:  # a frame, which the frame's parser judges
+            self.in_ref = False
             buf = aligned_empty(_REF.size)
             buf[:] = np.frombuffer(self.ref, dtype=np.uint8)
             stats.inline += 1
@@ -387,28 +398,32 @@ class _SharedReader(_Reader):
         if self.left != _REF.size:
             self.skip()
             return
-        self._read_ref()
-        if self.ref[:4] == REF_MAGIC:
-            self.area.release(self._resolve()[0])
+        self._release_ref()
 
     def finish(self):
         if not self.in_ref:
             self.skip()
             return
-        self._read_ref()  # the rest of a reference whose read was interrupted
-        if self.ref[:4] == REF_MAGIC:
-            self.area.release(self._resolve()[0])
+        self._release_ref()  # a reference whose read or taking was interrupted
+
+    def _release_ref(self):
+        self._read_ref()
+        if self.ref[:4] != REF_MAGIC:
+            self.in_ref = False
+            return
+        seq = self._resolve()[0]  # maps the area at the first
+        self.area.release(seq)
 
     def _resolve(self):
-        """Check the reference in ref, mapping the area at the first, and
-        return its seq, offset and length."""
+        """Check the reference in ref, mapping the area at the first, take
+        it and return its seq, offset and length. Interrupted, it may run
+        again on the same reference."""
         magic, version, _flags, seq, offset, length, size = _REF.unpack(self.ref)
         if version != SHARED_VERSION:
             raise _protocol_error(self, "shared-memory reference version %d, this client reads version %d"
                                   % (version, SHARED_VERSION))
         if seq != self.refs:
             raise _protocol_error(self, "shared-memory reference %d out of order, want %d" % (seq, self.refs))
-        self.refs += 1
         if self.area is None:
             if self.fd is None:
                 raise _protocol_error(self, "a shared-memory reference before the area's file descriptor")
@@ -423,6 +438,8 @@ class _SharedReader(_Reader):
         if offset % ALIGN or offset < CONTROL_PAGE or offset > size or length > size - offset:
             raise _protocol_error(self, "shared-memory reference to bytes %d to %d, outside the %d-byte area's frames"
                                   % (offset, offset + length, size))
+        self.refs += 1  # taken: no call between the two stores
+        self.in_ref = False
         return seq, offset, length
 
     def close(self):
@@ -597,7 +614,7 @@ def _abandon(conn, r):
                     r.skip_data()
                 else:
                     r.skip()
-            if r.ready:
+            if r.ready and r.sw == r.sr:  # else read ahead past the end: libpq's next bytes
                 return
         except Exception:
             pass

@@ -1,6 +1,8 @@
 """A scripted server for the raw COPY path's tests: the test's end of a
 Unix socket pair stands for libpq's, and a thread plays the server."""
 
+import contextlib
+import signal
 import socket
 import struct
 import threading
@@ -9,6 +11,22 @@ import time
 
 def msg(typ, body=b""):
     return typ + struct.pack("!I", len(body) + 4) + body
+
+
+@contextlib.contextmanager
+def interrupt_after(seconds):
+    """Raise KeyboardInterrupt in the main thread after seconds, as Ctrl-C
+    would, unless the block ends first."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def error_fields(code, message, detail=None, hint=None):

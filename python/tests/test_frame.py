@@ -164,6 +164,23 @@ def test_layout_kept_only_for_its_header():
             np.testing.assert_array_equal(g.to_numpy(), c.to_numpy())
             assert g.to_numpy().dtype == c.to_numpy().dtype
             np.testing.assert_array_equal(g.valid(), c.valid())
+    # Headers that differ from a kept one only in the frame's length, its
+    # rows or its column count are checked anew.
+    a = fixed(0, 3)
+    fr._layouts.clear()
+    fr.parse_aligned(fr.aligned_copy(a))
+    with pytest.raises(fr.FrameError):
+        fr.parse_aligned(fr.aligned_copy(a[:-64]))  # its buffers past the end
+    z3 = build_frame(0, 3, [column("z", FIXED, 5, [0], validity=b"\x07")])
+    z100 = build_frame(1, 100, [column("z", FIXED, 5, [0], validity=b"\x07")])
+    fr.parse_aligned(fr.aligned_copy(z3))
+    with pytest.raises(fr.FrameError, match="validity too short"):
+        fr.parse_aligned(fr.aligned_copy(z100))
+    two = build_frame(0, 3, [column("a", FIXED, 3, [], bytes(3)), column("b", FIXED, 3, [], bytes(3))])
+    one = bytearray(two)
+    struct.pack_into("<I", one, 12, 1)
+    fr.parse_aligned(fr.aligned_copy(two))
+    assert list(fr.parse_aligned(fr.aligned_copy(bytes(one))).columns) == ["a"]
     # Ragged and bytes columns' layouts change from frame to frame: none kept.
     fr._layouts.clear()
     fr.parse_aligned(fr.aligned_copy(sample()))

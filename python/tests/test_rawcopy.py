@@ -3,7 +3,6 @@ server on a socket pair, then against a running server (DEEPLAKED_DSN),
 frame for frame against psycopg's copy."""
 
 import os
-import signal
 import struct
 import threading
 import time
@@ -15,7 +14,7 @@ import deeplaked
 from deeplaked import rawcopy
 from deeplaked.frame import ALIGN
 from deeplaked.loader import copy_sql, stream_frames
-from fakeserver import Script, error_fields, msg
+from fakeserver import interrupt_after, Script, error_fields, msg
 from framebuild import build_frame, column
 
 psycopg = pytest.importorskip("psycopg")
@@ -125,15 +124,10 @@ def test_scripted_interrupt_mid_message(where):
            + msg(b"E", error_fields("57014", "canceling statement due to user request")) + msg(b"Z", b"I"))
     s = Script(out, chunk=1, pause_at=len(head) + where)
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
     try:
         g = stream_frames(s.conn, "COPY x TO STDOUT", raw=True)
         assert next(g).batch_index == 0
-        signal.setitimer(signal.ITIMER_REAL, 0.3)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt), interrupt_after(0.3):
             next(g)
         assert s.conn.cancels == 1 and not s.conn.lock.locked()
         s.thread.join(5)
@@ -141,8 +135,29 @@ def test_scripted_interrupt_mid_message(where):
         with pytest.raises(BlockingIOError):
             s.client.recv(1)  # read to ReadyForQuery, and not a byte further
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        s.close()
+
+
+def test_scripted_interrupt_in_ready_for_query():
+    # Interrupted inside ReadyForQuery's body: the stream is not over until
+    # its last byte is read, so the drain reads it, and none is left for
+    # libpq.
+    frames = payloads(2)
+    out = (msg(b"H", b"\1\0\0") + msg(b"d", frames[0]) + msg(b"d", frames[1])
+           + msg(b"c") + msg(b"C", b"COPY 2\0") + msg(b"Z", b"I"))
+    s = Script(out, chunk=1, pause_at=len(out) - 1)
+
+    try:
+        g = stream_frames(s.conn, "COPY x TO STDOUT", raw=True)
+        assert [next(g).batch_index for _ in range(2)] == [0, 1]
+        with pytest.raises(KeyboardInterrupt), interrupt_after(0.3):
+            next(g)
+        assert not s.conn.lock.locked()
+        s.thread.join(5)
+        s.client.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            s.client.recv(1)
+    finally:
         s.close()
 
 

@@ -7,7 +7,6 @@ frames; then against a running server over its Unix socket
 import gc
 import mmap
 import os
-import signal
 import socket
 import struct
 import time
@@ -19,7 +18,7 @@ import deeplaked
 from deeplaked import rawcopy
 from deeplaked.frame import ALIGN, FrameError
 from deeplaked.loader import copy_sql, stream_frames
-from fakeserver import FakeConn, Script, error_fields, msg
+from fakeserver import interrupt_after, FakeConn, Script, error_fields, msg
 from framebuild import build_frame, column
 
 psycopg = pytest.importorskip("psycopg")
@@ -381,20 +380,36 @@ def test_header_reads_take_the_reference(chunk, monkeypatch):
         area.close()
 
 
-def test_bytes_after_ready_for_query():
+@pytest.mark.parametrize("how", ["read to the end", "closed early", "after an error"])
+def test_bytes_after_ready_for_query(how):
     # A server that sends a message after ReadyForQuery unasked: the read
-    # ahead took it from libpq, so the connection is given up.
+    # ahead took it from libpq, so the connection is given up, whether the
+    # stream is read to its end or drained after the consumer stopped.
+    # The server's own error comes first.
     area = Area()
-    out, first = mixed(area)
+    if how == "after an error":
+        out = (START + area.ref(frame(0)) + msg(b"E", error_fields("57P01", "terminating connection"))
+               + msg(b"Z", b"I"))
+        first = len(START)
+    else:
+        out, first = mixed(area)
     s = Script(out + msg(b"N", b"SNOTICE\0\0"), chunk=1 << 20, fds=(first, [area.fd]))
     try:
-        with pytest.raises(psycopg.OperationalError, match="after ReadyForQuery"):
-            for _ in stream_frames(s.conn, SQL, raw=True, shared_memory=True):
-                pass
+        g = stream_frames(s.conn, SQL, raw=True, shared_memory=True)
+        if how == "closed early":
+            next(g)
+            g.close()
+        elif how == "after an error":
+            with pytest.raises(psycopg.errors.AdminShutdown):
+                list(g)
+        else:
+            with pytest.raises(psycopg.OperationalError, match="after ReadyForQuery"):
+                list(g)
         assert not s.conn.lock.locked()
         with pytest.raises(BrokenPipeError):
             s.client.send(b"Q")
     finally:
+        g = None
         s.close()
         area.close()
         gc.collect()
@@ -531,15 +546,10 @@ def test_interrupt_mid_reference(where):
            + msg(b"E", error_fields("57014", "canceling statement due to user request")) + msg(b"Z", b"I"))
     s = Script(out, chunk=1, pause_at=len(head) + where, fds=(len(START), [area.fd]))
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
     try:
         g = stream_frames(s.conn, SQL, raw=True, shared_memory=True)
         kept = next(g)
-        signal.setitimer(signal.ITIMER_REAL, 0.3)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt), interrupt_after(0.3):
             next(g)
         assert s.conn.cancels == 1 and not s.conn.lock.locked()
         s.thread.join(5)
@@ -549,8 +559,30 @@ def test_interrupt_mid_reference(where):
         assert area.released(1) and area.released(2) and not area.released(0)
         check(kept, 0)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        s.close()
+        area.close()
+
+
+def test_interrupt_before_the_first_reference():
+    # Interrupted while waiting for the first batch: the drain meets the
+    # first reference, maps the area to release it, and reads on to
+    # ReadyForQuery; the connection stays usable.
+    area = Area()
+    out = (START + area.ref(frame(0)) + area.ref(frame(1))
+           + msg(b"E", error_fields("57014", "canceling statement due to user request")) + msg(b"Z", b"I"))
+    s = Script(out, chunk=1, pause_at=len(START), fds=(len(START), [area.fd]))
+
+    try:
+        g = stream_frames(s.conn, SQL, raw=True, shared_memory=True)
+        with pytest.raises(KeyboardInterrupt), interrupt_after(0.3):
+            next(g)
+        assert s.conn.cancels == 1 and not s.conn.lock.locked()
+        s.thread.join(5)
+        s.client.setblocking(False)
+        with pytest.raises(BlockingIOError):  # drained, not shut down
+            s.client.recv(1)
+        assert area.released(0) and area.released(1)
+    finally:
         s.close()
         area.close()
 
