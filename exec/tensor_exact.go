@@ -9,11 +9,11 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// An exact shuffle through shared memory (SHARED_MEMORY, SHUFFLE 'exact')
-// of a table's fixed-width columns fetches by id only the rows' other
-// columns: for each batch of rows it sends, it asks where their values of
-// those columns are stored (RowFetcher.Extents) and the frames read them
-// straight into the area (see tensor_extent.go). A row whose value cannot
+// An exact shuffle (SHUFFLE 'exact') of a table's fixed-width columns
+// fetches by id only the rows' other columns: for each batch of rows it
+// sends, it asks where their values of those columns are stored
+// (RowFetcher.Extents) and the frames read them straight into the shared
+// area (SHARED_MEMORY) or into their buffers (see tensor_extent.go). A row whose value cannot
 // be read so (its chunk compressed, with NULLs, or checksum blocks of
 // several rows; a row not yet flushed) has it fetched by id.
 

@@ -661,12 +661,15 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 	if err != nil {
 		return err
 	}
-	// Through shared memory, in order or through the shuffle buffer, the
+	// Through the shuffle buffer, and in order through shared memory, the
 	// fixed-width columns passed on are read straight into the frames
-	// (see tensor_extent.go); a shuffled stream's rows one by one, so
-	// only from chunks whose checksum blocks hold one row each.
+	// (see tensor_extent.go), into the area or the frames' buffers: the
+	// shuffle buffer holds where each value is, not its bytes. A shuffled
+	// stream reads its rows one by one, so only from chunks whose checksum
+	// blocks hold one row each. (An in-order stream over the socket reads
+	// whole chunks, whose buffers its frames borrow.)
 	var hollow []int
-	if t.SharedMemory > 0 && scan.Filter == nil && (t.Shuffle == plan.ShuffleNone || t.Shuffle == plan.ShuffleBuffer) {
+	if scan.Filter == nil && (t.Shuffle == plan.ShuffleBuffer || t.SharedMemory > 0 && t.Shuffle == plan.ShuffleNone) {
 		hollow = hollowCols(c.n.Query, scan)
 	}
 	for k := range groups {
@@ -811,10 +814,10 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	if err != nil {
 		return err
 	}
-	// Through shared memory the fixed-width columns' values are read
-	// where they are stored (see tensor_exact.go).
+	// The fixed-width columns' values are read where they are stored (see
+	// tensor_exact.go), into the area or the frames' buffers.
 	var ex *exactRows
-	if t.SharedMemory > 0 && c.groupScan.Filter == nil {
+	if c.groupScan.Filter == nil {
 		if ex, err = c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); err != nil {
 			return err
 		}

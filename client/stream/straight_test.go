@@ -188,6 +188,49 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		checkStraight(t, srv, tcp, uc, "img", tc.opts, 4<<20, tc.straight, 0.25, 300)
 	}
 
+	// Over TCP too, a shuffled stream reads its images where they are
+	// stored, into the frames' buffers (the shuffle buffer holding where
+	// each is): every row once, each with its own image.
+	var ids []int32
+	for id := int32(1); id <= 1250; id++ {
+		if id%17 != 0 || id >= 300 {
+			ids = append(ids, id)
+		}
+	}
+	for _, opts := range []stream.Options{
+		{BatchSize: 64, Shuffle: true, Seed: 5},
+		{BatchSize: 50, Shuffle: true, Seed: 6, ShuffleBuffer: 100},
+		{BatchSize: 64, ExactShuffle: true, Seed: 8},
+	} {
+		stats := srv.DB().Stats()
+		read := stats.ExtentBytes.Load()
+		got := streamAll(t, tcp, "img", opts)
+		read = stats.ExtentBytes.Load() - read
+		if sorted := slices.Sorted(slices.Values(got.ids)); !slices.Equal(sorted, ids) {
+			t.Fatalf("over TCP %+v: %d rows, not each of the table's %d once", opts, len(got.ids), len(ids))
+		}
+		if slices.IsSorted(got.ids) {
+			t.Fatalf("over TCP %+v: rows in order, not shuffled", opts)
+		}
+		const size = 96 * 96
+		for i, id := range got.ids {
+			img := got.images[i*size : (i+1)*size]
+			if want := byte(id * 7 % 251); img[0] != want || bytes.Count(img, img[:1]) != size {
+				t.Fatalf("over TCP %+v: row %d (id %d) has image bytes %d..., want all %d", opts, i, id, img[0], want)
+			}
+		}
+		if float64(read) < 0.25*float64(len(got.images)) {
+			t.Fatalf("over TCP %+v: %d bytes read straight of %d", opts, read, len(got.images))
+		}
+		// Resumed at batch 3, it continues the same order.
+		opts.StartBatch = 3
+		rest := streamAll(t, tcp, "img", opts)
+		skip := 3 * opts.BatchSize
+		if !slices.Equal(rest.ids, got.ids[skip:]) || !bytes.Equal(rest.images, got.images[skip*size:]) {
+			t.Fatalf("over TCP %+v: %d rows, not the last %d of the whole stream", opts, len(rest.ids), len(got.ids)-skip)
+		}
+	}
+
 	// Compressed images are fetched by id as without shared memory: an
 	// exact shuffle that finds no extent in its first batches stops
 	// looking.
