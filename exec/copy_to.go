@@ -112,8 +112,8 @@ func borrowingQuery(n *plan.CopyTo) plan.Node {
 	return &b
 }
 
-// hollowCols returns the table columns of scan that an in-order tensor
-// stream through shared memory may read straight into its frames
+// hollowCols returns the table columns of scan that a tensor stream
+// through shared memory, or a shuffled one, may read straight into its frames
 // (storage.ScanOptions.Hollow): fixed-width vectors and tensors that the
 // query's projection, if any, passes on as they are and uses in no
 // expression.

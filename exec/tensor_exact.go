@@ -24,19 +24,23 @@ type exactRows struct {
 	hollow []int
 	cols   []int
 	// narrow fetches the other columns (nil when there are none), full
-	// the hollow ones of the rows that have no extent; full also finds
-	// the extents.
+	// finds the hollow ones' extents, and one[h] fetches hollow column h
+	// of the rows that have no extent for it (made when first needed), so
+	// that a row lacking one column's extent does not have its other
+	// columns read twice.
 	narrow, full *storage.RowFetcher
+	one          []*storage.RowFetcher
+	newFetcher   func(cols []int) (*storage.RowFetcher, error)
 	// Per batch of rows (sorted by id): byID[h] the extents of hollow
 	// column h, out the batch in the scan's column order, vals the hollow
-	// columns' Vecs in it, lack the ids of the rows whose value must be
-	// fetched.
+	// columns' Vecs in it, lack[h] the ids of the rows whose value of
+	// column h must be fetched, into fbuf[h].
 	byID [][]storage.Extent
 	out  *types.Batch
 	vals []*types.Vec
-	lack []uint64
+	lack [][]uint64
 	nbuf *types.Batch
-	fbuf *types.Batch
+	fbuf []*types.Batch
 	// batches and hits count the batches fetched and the extents found:
 	// a stream that finds none in its first exactTries batches (a
 	// compressed column, say) fetches its rows as without shared memory
@@ -67,16 +71,22 @@ func (c *CopyTo) newExactRows(scan *plan.Scan, hollowTable []int) (*exactRows, e
 		}
 	}
 	version := c.opts.Tensor.Version
+	ex.newFetcher = func(cols []int) (*storage.RowFetcher, error) {
+		return c.env.Txn.NewRowFetcher(scan.Table, cols, version)
+	}
 	var err error
-	if ex.full, err = c.env.Txn.NewRowFetcher(scan.Table, ex.cols, version); err != nil {
+	if ex.full, err = ex.newFetcher(ex.cols); err != nil {
 		return nil, err
 	}
 	if len(narrowCols) > 0 {
-		if ex.narrow, err = c.env.Txn.NewRowFetcher(scan.Table, narrowCols, version); err != nil {
+		if ex.narrow, err = ex.newFetcher(narrowCols); err != nil {
 			ex.close()
 			return nil, err
 		}
 	}
+	ex.one = make([]*storage.RowFetcher, len(ex.hollow))
+	ex.lack = make([][]uint64, len(ex.hollow))
+	ex.fbuf = make([]*types.Batch, len(ex.hollow))
 	ex.byID = make([][]storage.Extent, len(ex.hollow))
 	ex.out = &types.Batch{Cols: make([]*types.Vec, len(scan.Cols))}
 	ex.vals = make([]*types.Vec, len(ex.hollow))
@@ -92,6 +102,11 @@ func (ex *exactRows) close() {
 	}
 	if ex.full != nil {
 		ex.full.Close()
+	}
+	for _, f := range ex.one {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
@@ -117,14 +132,14 @@ func (ex *exactRows) fetch(sorted []uint64) (*types.Batch, error) {
 			}
 		}
 	}
-	ex.lack = ex.lack[:0]
 	if err := ex.full.Extents(sorted, ex.cols, true, ex.byID); err != nil {
 		return nil, err
 	}
 	for h := range ex.cols {
+		ex.lack[h] = ex.lack[h][:0]
 		for i, e := range ex.byID[h] {
 			if e.Rows == 0 {
-				ex.lack = append(ex.lack, sorted[i])
+				ex.lack[h] = append(ex.lack[h], sorted[i])
 			} else {
 				ex.hits++
 			}
@@ -133,29 +148,35 @@ func (ex *exactRows) fetch(sorted []uint64) (*types.Batch, error) {
 	if ex.batches++; ex.hits == 0 && ex.batches >= exactTries {
 		ex.off = true
 	}
-	slices.Sort(ex.lack)
-	ex.lack = slices.Compact(ex.lack)
-	var fb *types.Batch
-	if len(ex.lack) > 0 {
-		b, found, err := ex.full.Fetch(ex.lack, ex.fbuf)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) != len(ex.lack) {
-			return nil, pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(ex.lack))
-		}
-		ex.fbuf, fb = b, b
-	}
 	for h, j := range ex.hollow {
+		var fb *types.Batch
+		if lack := ex.lack[h]; len(lack) > 0 {
+			if ex.one[h] == nil {
+				f, err := ex.newFetcher(ex.cols[h : h+1])
+				if err != nil {
+					return nil, err
+				}
+				ex.one[h] = f
+			}
+			b, found, err := ex.one[h].Fetch(lack, ex.fbuf[h])
+			if err != nil {
+				return nil, err
+			}
+			if len(found) != len(lack) {
+				return nil, pgerror.AssertionFailedf("exact shuffle: %d of %d rows found by id", len(found), len(lack))
+			}
+			ex.fbuf[h], fb = b, b
+		}
 		v := ex.vals[h]
 		v.Reset()
-		for i, e := range ex.byID[h] {
+		r := 0 // the rows of lack[h] are sorted's, in order
+		for _, e := range ex.byID[h] {
 			if e.Rows > 0 {
 				v.AppendBytes(nil) // its value is the extent's (rowExtent)
 				continue
 			}
-			r, _ := slices.BinarySearch(ex.lack, sorted[i])
-			v.AppendFrom(fb.Cols[h], r)
+			v.AppendFrom(fb.Cols[0], r)
+			r++
 		}
 		ex.out.Cols[j] = v
 	}

@@ -11,14 +11,15 @@ import (
 	"github.com/deeplaked/deeplaked/storage"
 )
 
-// A tensor stream of a table through shared memory (SHARED_MEMORY) reads
-// its fixed-width vector and tensor columns straight into the frames: the
-// scan gives their rows as hollow windows (storage.ScanOptions.Hollow),
-// the frame's columns (and a shuffle buffer's slots) keep the windows'
-// extents, and when the writer has placed the frame in the shared area
-// the extents are read into it there, by several goroutines at once. The
-// stored bytes are then copied once, from the file system's cache to the
-// area, instead of two or three times.
+// A tensor stream of a table through shared memory (SHARED_MEMORY), or a
+// shuffled one, reads its fixed-width vector and tensor columns straight
+// into the frames: the scan gives their rows as hollow windows
+// (storage.ScanOptions.Hollow), the frame's columns (and a shuffle
+// buffer's slots) keep the windows' extents, and when the writer has
+// placed the frame in the shared area the extents are read into it
+// there, by several goroutines at once (over the socket, into the
+// columns' buffers first). The stored bytes are then copied once, from
+// the file system's cache to the area, instead of two or three times.
 
 // A FrameFiller can place a frame of n bytes in memory of its own and
 // have fill write it there (wire's SHARED_MEMORY writer). It reports

@@ -12,7 +12,8 @@ import (
 
 // Hollow columns (ScanOptions.Hollow) are for a reader that would only
 // copy a fixed-width column's values somewhere else, as a tensor stream
-// through shared memory does: it reads them straight to where they go
+// through shared memory, or a shuffled one, does: it reads them straight
+// to where they go
 // with ReadExtent, instead of the scan reading each chunk into memory of
 // its own first. A hollow window holds the rows' NULL flags and offsets
 // but none of their bytes; Scanner.Extent tells where they are stored.

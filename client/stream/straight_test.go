@@ -281,3 +281,48 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		t.Fatalf("exact shuffle over damaged chunks: %v, want XX001", s.Err())
 	}
 }
+
+// TestStreamExactShuffleReadsImagesOnce shuffles exactly a table whose
+// images are read where they are stored while its small vectors, many to
+// a checksum block, are fetched by id: fetching the vectors must not read
+// the images' chunks as well.
+func TestStreamExactShuffleReadsImagesOnce(t *testing.T) {
+	srv, _, tcp, _ := straightServer(t, 300,
+		`CREATE TABLE eimg (id int PRIMARY KEY, emb vector(4), image uint8[96][96]) WITH (chunk_size = '256kB', compression = 'none')`,
+		`INSERT INTO eimg SELECT g, ('[' || g || ',1,2,3]')::vector(4), ('{' || rtrim(repeat('{' || rtrim(repeat(((g * 7) % 251)::text || ',', 96), ',') || '},', 96), ',') || '}')::uint8[96][96]
+		   FROM generate_series(1, 600) g`,
+		"flush",
+	)
+	stats := srv.DB().Stats()
+	chunks, read := stats.ChunksRead.Load(), stats.ExtentBytes.Load()
+	s, err := stream.Stream(context.Background(), tcp, "eimg", stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int32
+	const size = 96 * 96
+	for s.Next() {
+		b := s.Batch()
+		emb, img := b.Column("emb").Float32(), b.Column("image").Uint8()
+		for i, id := range b.Column("id").Int32() {
+			if emb[4*i] != float32(id) || img[i*size] != byte(id*7%251) || bytes.Count(img[i*size:(i+1)*size], img[i*size:i*size+1]) != size {
+				t.Fatalf("row %d (id %d): emb %v, image byte %d", i, id, emb[4*i:4*i+4], img[i*size])
+			}
+		}
+		ids = append(ids, b.Column("id").Int32()...)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Sort(ids); len(ids) != 600 || ids[0] != 1 || ids[599] != 600 {
+		t.Fatalf("%d rows", len(ids))
+	}
+	chunks, read = stats.ChunksRead.Load()-chunks, stats.ExtentBytes.Load()-read
+	if read < 600*size || read > 2*600*size {
+		t.Fatalf("%d image bytes read straight, want about %d", read, 600*size)
+	}
+	// The images take over 20 chunks of 256 kB; ids and vectors one each.
+	if chunks > 10 {
+		t.Fatalf("%d chunks read whole: the images' among them", chunks)
+	}
+}
