@@ -135,16 +135,7 @@ func TestStreamSharedMemoryStraight(t *testing.T) {
 	if err := os.WriteFile(files[len(files)/2], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := stream.Stream(context.Background(), uc, "img", stream.Options{BatchSize: 100, SharedMemory: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s.Next() {
-	}
-	var pgErr *pgconn.PgError
-	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "XX001" {
-		t.Fatalf("stream over a damaged chunk: %v, want XX001", s.Err())
-	}
+	wantStreamError(t, uc, "img", stream.Options{BatchSize: 100, SharedMemory: 1 << 20}, "XX001")
 	if err := uc.Exec(context.Background(), "SELECT count(*) FROM img").Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +261,27 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := stream.Stream(context.Background(), uc, "img", stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8, SharedMemory: 4 << 20})
+	wantStreamError(t, uc, "img", stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8, SharedMemory: 4 << 20}, "XX001")
+	// Over TCP as well, whichever shuffle.
+	wantStreamError(t, tcp, "img", stream.Options{BatchSize: 64, ExactShuffle: true, Seed: 8}, "XX001")
+	wantStreamError(t, tcp, "img", stream.Options{BatchSize: 64, Shuffle: true, Seed: 8}, "XX001")
+	if err := tcp.Exec(context.Background(), "SELECT count(*) FROM img").Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantStreamError streams query and wants it to fail with SQLSTATE code.
+func wantStreamError(t *testing.T, conn *pgconn.PgConn, query string, opts stream.Options, code string) {
+	t.Helper()
+	s, err := stream.Stream(context.Background(), conn, query, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for s.Next() {
 	}
 	var pgErr *pgconn.PgError
-	if !errors.As(s.Err(), &pgErr) || pgErr.Code != "XX001" {
-		t.Fatalf("exact shuffle over damaged chunks: %v, want XX001", s.Err())
+	if !errors.As(s.Err(), &pgErr) || pgErr.Code != code {
+		t.Fatalf("%s %+v: %v, want %s", query, opts, s.Err(), code)
 	}
 }
 
