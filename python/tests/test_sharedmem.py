@@ -807,6 +807,28 @@ def test_torch_batches_wrap_the_area(udb, tcp):
         assert torch.equal(img, torch.from_numpy(ref[k]["img"])) and torch.equal(ids, torch.from_numpy(ref[k]["id"]))
 
 
+@pytest.mark.parametrize("pin", [True, False])
+def test_to_cuda_through_the_area(udb, tcp, pin):
+    # Batches copied from the area to a CUDA device with non-blocking
+    # copies, every one kept on the device while the stream reuses the
+    # 1 MiB area (4.4 MB of frames): each equals the rows over TCP, so no
+    # copy read a frame after the server wrote the next one over it.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine: the device placement is not exercised")
+    before = rawcopy.stats.shared
+    loader = udb.dataloader("shm_rows").batch_size(64).shared_memory(1 << 20).to_torch(device="cuda", pin_memory=pin)
+    kept = list(loader)
+    assert rawcopy.stats.shared - before > 20
+    ref = list(tcp.dataloader("shm_rows").batch_size(64))
+    assert len(kept) == len(ref)
+    for g, c in zip(kept, ref):
+        for name in ("id", "img", "n"):
+            assert g[name].device.type == "cuda"
+            assert torch.equal(g[name].cpu(), torch.from_numpy(c[name])), name
+        assert g["txt"] == c["txt"]
+
+
 def test_early_close_leaves_the_connection_usable(udb):
     sql = copy_sql("shm_rows", batch_size=32, shared_memory=True)
     with psycopg.connect(UNIX_DSN, autocommit=True) as conn:

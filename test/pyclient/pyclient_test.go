@@ -3,6 +3,11 @@
 // /usr/bin/python3) against an in-process deeplaked, over TCP
 // (DEEPLAKED_DSN) and its Unix socket (DEEPLAKED_UNIX_DSN). scripts/test.sh
 // installs them; a missing one fails the test rather than skipping it.
+//
+// DEEPLAKED_PYTHON names another Python (one with a CUDA build of torch, on
+// a machine with a GPU, whose tests then place batches on it); the
+// PYTHONPATH the tests are given keeps what the environment's held after
+// the package (psycopg, where that Python lacks it).
 package pyclient_test
 
 import (
@@ -16,7 +21,24 @@ import (
 	"github.com/deeplaked/deeplaked/server"
 )
 
-const python = "/usr/bin/python3"
+var python = pythonPath()
+
+func pythonPath() string {
+	if p := os.Getenv("DEEPLAKED_PYTHON"); p != "" {
+		return p
+	}
+	return "/usr/bin/python3"
+}
+
+// pythonEnv is the environment with PYTHONPATH set to dir, followed by
+// what PYTHONPATH held.
+func pythonEnv(dir string) []string {
+	path := dir
+	if p := os.Getenv("PYTHONPATH"); p != "" {
+		path += string(os.PathListSeparator) + p
+	}
+	return append(os.Environ(), "PYTHONPATH="+path, "PYTHONDONTWRITEBYTECODE=1")
+}
 
 func TestPythonPackage(t *testing.T) {
 	sockDir := t.TempDir()
@@ -34,11 +56,9 @@ func TestPythonPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+	cmd := exec.Command(python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(),
-		"PYTHONPATH="+root,
-		"PYTHONDONTWRITEBYTECODE=1",
+	cmd.Env = append(pythonEnv(root),
 		"DEEPLAKED_DSN=postgres://tester@"+srv.Addr()+"/training?sslmode=disable",
 		"DEEPLAKED_UNIX_DSN=host="+sockDir+" port="+port+" user=tester dbname=training sslmode=disable",
 	)
@@ -88,7 +108,7 @@ print("ok")
 `
 	run := exec.Command(python, "-c", script, "postgres://tester@"+srv.Addr()+"/postgres?sslmode=disable", target)
 	run.Dir = t.TempDir()
-	run.Env = append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
+	run.Env = pythonEnv(target)
 	if out, err := run.CombinedOutput(); err != nil || string(out) != "ok\n" {
 		t.Fatalf("the installed package: %v\n%s", err, out)
 	}
