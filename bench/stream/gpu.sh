@@ -14,6 +14,7 @@
 # Environment (besides bench/lib.sh's):
 #   BENCH_ROWS, BENCH_BATCH   as run.sh's (200000, 256)
 #   BENCH_ROUNDS   rounds of the loader's modes, alternated (default 3)
+#   BENCH_GO_ROUNDS  rounds of the Go client and the ceilings (default BENCH_ROUNDS)
 #   BENCH_PYTHON   the Python with a CUDA build of torch, numpy and psycopg 3
 #                  (default python3 from PATH)
 #   BENCH_BIN      a directory holding deeplaked, goclient and loopback built
@@ -57,9 +58,9 @@ for round in $(seq "${BENCH_ROUNDS:-3}"); do
 		"$py" "$repo/bench/stream/gpu.py" loader "$work" "$batch" "$dsn" "$name" "$pin" "$dev" | tee -a "$results"
 	done
 done
-log "the Go client and the loopback TCP ceilings (${BENCH_ROUNDS:-3} rounds)"
+log "the Go client and the loopback TCP ceilings (${BENCH_GO_ROUNDS:-${BENCH_ROUNDS:-3}} rounds)"
 dlsockurl="postgres://bench@/bench?host=$work/sock&port=$dlport"
-for round in $(seq "${BENCH_ROUNDS:-3}"); do
+for round in $(seq "${BENCH_GO_ROUNDS:-${BENCH_ROUNDS:-3}}"); do
 	"$work/goclient" -dsn "$dldsn" -batch "$batch" | tee -a "$results"
 	"$work/goclient" -dsn "$dlsockurl" -batch "$batch" -shm | tee -a "$results"
 	"$work/loopback" -bytes $((rows * 12288)) | tee -a "$results"

@@ -411,18 +411,33 @@ class DataLoader(_Base):
 
     def __iter__(self):
         self._iters += 1
-        for frame in self.frames():
-            out, frame = self._batch(frame), None
-            yield out
-            out = None  # not held while the next frame is awaited (see stream_frames)
+        placer = None
+        if self._mode == "torch" and self._device is not None and self._device.type == "cuda":
+            from .device import Placer
+            placer = Placer(self._device, self._pin)
+        try:
+            for frame in self.frames():
+                out, frame = self._batch(frame, placer), None
+                yield out
+                out = None  # not held while the next frame is awaited (see stream_frames)
+        finally:
+            if placer is not None:
+                placer.close()
 
-    def _batch(self, frame):
-        """The dict of one frame's columns."""
+    def _batch(self, frame, placer=None):
+        """The dict of one frame's columns; placer (device.Placer) puts
+        them on a CUDA device, the whole frame in one copy."""
         out = {}
+        dev = held = None
+        if placer is not None and any(c.kind == FIXED for c in frame.columns.values()):
+            dev, held = placer.frame(frame)
         for name, col in frame.columns.items():
-            out[name] = self._convert(col, col.to_numpy())
+            t = None if dev is None or col.kind != FIXED else placer.column(dev, frame, col)
+            out[name] = t if t is not None else self._convert(col, col.to_numpy())
             if self._validity:
                 out[name + ".valid"] = self._convert_fixed(col.valid(), None)
+        if placer is not None:
+            placer.finish(held)
         return out
 
     def _convert(self, col, value):

@@ -465,7 +465,7 @@ class _Area:
     shared one as the parent releases frames. The child releases nothing:
     the frames it inherited are its parent's to release."""
 
-    __slots__ = ("mm", "size", "released", "pid", "__weakref__")
+    __slots__ = ("mm", "size", "addr", "released", "pid", "__weakref__")
 
     @classmethod
     def open(cls, r, fd, size):
@@ -487,6 +487,7 @@ class _Area:
         a = cls()
         a.mm, a.size, a.pid = mm, size, os.getpid()
         a.released = np.frombuffer(mm, dtype="<u8", count=RELEASED_SLOTS, offset=64)
+        a.addr = a.released.ctypes.data - 64
         _areas.add(a)
         return a
 
@@ -519,6 +520,16 @@ class _Area:
         if os.getpid() == self.pid:
             _fence()
             self.released[seq % RELEASED_SLOTS] = seq + 1  # one aligned 8-byte store
+
+
+def area_of(arr):
+    """(address, area) of the mapped shared area in which the numpy array
+    arr lies, else None."""
+    p = arr.ctypes.data
+    for a in list(_areas):
+        if a.addr <= p < a.addr + a.size and os.getpid() == a.pid:
+            return a.addr, a
+    return None
 
 
 def _fence():

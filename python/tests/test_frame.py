@@ -87,6 +87,44 @@ def test_torch_conversion():
     assert out["text"] == ["hello", "jé", None]
 
 
+def test_device_views_of_one_copy():
+    # to_torch(device="cuda") copies a frame once and views its fixed
+    # columns in the copy: the views' dtypes, shapes and values equal the
+    # per-column conversion. The view arithmetic is the same on any
+    # device, so a CPU copy checks it here; test_server.py's and
+    # test_sharedmem.py's CUDA tests check the copies on a GPU.
+    torch = pytest.importorskip("torch")
+    from deeplaked.device import Placer
+    from deeplaked.loader import DataLoader
+
+    loader = DataLoader(None, "t").to_torch()
+    placer = Placer(torch.device("cpu"), False)
+    fr = parse_frame(sample())
+    dev, held = placer.frame(fr)
+    assert held is None and dev.data_ptr() != fr.buffer.ctypes.data
+    fixed = [n for n, c in fr.columns.items() if c.kind == FIXED]
+    assert len(fixed) == 7
+    for name in fixed:
+        col = fr.columns[name]
+        got, want = placer.column(dev, fr, col), loader._convert(col, col.to_numpy())
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert torch.equal(got, want), name
+        assert dev.data_ptr() <= got.data_ptr() < dev.data_ptr() + dev.numel()
+    # Values outside the frame's buffer are not viewed.
+    col = fr.columns["label"]
+    saved, col.values = col.values, col.values.copy()
+    assert placer.column(dev, fr, col) is None
+    col.values = saved
+    # The batch through the placer equals the one without it.
+    a, b = loader._batch(fr, placer), loader._batch(fr)
+    assert list(a) == list(b)
+    for k in a:
+        if isinstance(a[k], torch.Tensor):
+            assert torch.equal(a[k], b[k]), k
+    assert [x.tolist() for x in a["r"]] == [x.tolist() for x in b["r"]] and a["text"] == b["text"]
+    placer.close()
+
+
 def test_cuda_unavailable_is_clear():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():

@@ -87,19 +87,29 @@ def test_stream_torch(db, samples):
 
 
 def test_to_cuda(db, samples):
-    # The stream placed on a CUDA device from pinned host memory: the same
-    # values as on the CPU, every fixed column on the device.
+    # The stream placed on a CUDA device from pinned and from pageable
+    # host memory (frames through the socket): the same values as on the
+    # CPU, every tensor on the device, fixed columns views of one copy of
+    # the frame, ragged ones a tensor per row.
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine: the device placement is not exercised")
-    cols = ["id", "embedding", "t", "b", "label"]
-    cpu = list(db.dataloader(samples).columns(cols).batch_size(16).to_torch())
-    gpu = list(db.dataloader(samples).columns(cols).batch_size(16).to_torch(device="cuda", pin_memory=True))
-    assert len(cpu) == len(gpu)
-    for c, g in zip(cpu, gpu):
-        for name in cols:
-            assert g[name].device.type == "cuda" and g[name].dtype == c[name].dtype
-            assert torch.equal(g[name].cpu(), c[name])
+    cols = ["id", "embedding", "t", "b", "label", "r", "text"]
+    cpu = list(db.dataloader(samples).columns(cols).batch_size(16).with_validity().to_torch())
+    for pin in (True, False):
+        gpu = list(db.dataloader(samples).columns(cols).batch_size(16).with_validity().to_torch(device="cuda", pin_memory=pin))
+        assert len(cpu) == len(gpu)
+        for c, g in zip(cpu, gpu):
+            assert list(c) == list(g)
+            for name in cols:
+                if name == "text":
+                    assert g[name] == c[name]
+                elif name == "r":  # ragged: a tensor per row
+                    assert all(x.device.type == "cuda" and torch.equal(x.cpu(), y) for x, y in zip(g[name], c[name]))
+                else:
+                    assert g[name].device.type == "cuda" and g[name].dtype == c[name].dtype
+                    assert torch.equal(g[name].cpu(), c[name]), name
+                    assert torch.equal(g[name + ".valid"].cpu(), c[name + ".valid"])
 
 
 def test_curated_table(db, samples):

@@ -733,10 +733,12 @@ def test_loader_unix_matches_tcp(udb, tcp):
         over_unix = list(make(udb))
         assert rawcopy.stats.shared > before, "frames came through the shared area"
         assert any(in_area(b["img"]) for b in over_unix)
+        assert all(rawcopy.area_of(b["img"]) is not None for b in over_unix if in_area(b["img"]))
         shared_before = rawcopy.stats.shared
         over_tcp = list(make(tcp))
         assert rawcopy.stats.shared == shared_before
         assert not any(in_area(b["img"]) for b in over_tcp)
+        assert all(rawcopy.area_of(b["img"]) is None for b in over_tcp)
         same_batches(over_unix, over_tcp)
     batches = list(udb.dataloader("shm_rows").batch_size(500))
     ids = [int(i) for b in batches for i in b["id"]]
@@ -816,10 +818,17 @@ def test_to_cuda_through_the_area(udb, tcp, pin):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine: the device placement is not exercised")
-    before = rawcopy.stats.shared
+    from deeplaked import device
     loader = udb.dataloader("shm_rows").batch_size(64).shared_memory(1 << 20).to_torch(device="cuda", pin_memory=pin)
+    it = iter(loader)  # a stream left early unregisters its area
+    next(it), next(it)
+    it.close()
+    before, direct = rawcopy.stats.shared, device.stats.direct
     kept = list(loader)
     assert rawcopy.stats.shared - before > 20
+    # Every frame placed in the area was copied to the device straight
+    # from it (the area registered with CUDA).
+    assert device.stats.direct - direct == rawcopy.stats.shared - before
     ref = list(tcp.dataloader("shm_rows").batch_size(64))
     assert len(kept) == len(ref)
     for g, c in zip(kept, ref):
