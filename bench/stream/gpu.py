@@ -131,7 +131,8 @@ def loader(src, batch, dsn, name, pin="pin", where="cuda"):
     for b in ld:
         im, lab = b["image"], b["label"]
         if first is None:
-            sync()
+            if check:
+                sync()
             first = time.perf_counter() - start
         n = im.shape[0]
         assert im.device.type == dev.type and tuple(im.shape[1:]) == (3, 64, 64), (im.device, im.shape)
