@@ -110,10 +110,11 @@ func (ex *exactRows) close() {
 	}
 }
 
-// fetch reads the rows sorted (ids, ascending): their other columns by
-// id, their hollow columns' values as extents where they have one
-// (rowExtent then tells them), by id where not. It returns the batch in
-// the scan's column order, a row per id of sorted, in that order.
+// fetch reads the rows sorted (ids; ascending reads them in storage
+// order, but any order will do): their other columns by id, their hollow
+// columns' values as extents where they have one (rowExtent then tells
+// them), by id where not. It returns the batch in the scan's column
+// order, a row per id of sorted, in that order.
 func (ex *exactRows) fetch(sorted []uint64) (*types.Batch, error) {
 	if ex.narrow != nil {
 		b, found, err := ex.narrow.Fetch(sorted, ex.nbuf)

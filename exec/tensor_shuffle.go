@@ -44,7 +44,8 @@ type storeCol struct {
 func newRowStore(ncols int) *rowStore { return &rowStore{cols: make([]storeCol, ncols)} }
 
 // set copies row i of cols into slot s (s ≤ st.n; s == st.n adds a slot),
-// or for a hollow window (f.extentOf) where the row's value is stored.
+// or for a hollow window (f.extentOf) or a row whose extent f.rowExtent
+// knows, where the row's value is stored.
 // text[j] asks for column j's text form (see tensorCol.text); scratch
 // holds it.
 func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error {
@@ -65,14 +66,21 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error 
 		if v.Nulls[i] {
 			continue
 		}
-		if f.extentOf != nil && v.Type.Phys() == types.PhysBytes {
-			if e, ok := f.extentOf(v); ok {
+		if (f.extentOf != nil || f.rowExtent != nil) && v.Type.Phys() == types.PhysBytes {
+			var e storage.Extent
+			var ok bool
+			if f.rowExtent != nil {
+				e, ok = f.rowExtent(v, i)
+			} else if e, ok = f.extentOf(v); ok {
+				e = e.Slice(i, i+1)
+			}
+			if ok {
 				if c.exts == nil {
 					// Only the columns that hold extents have room for them.
 					c.exts = make([]storage.Extent, len(c.nulls))
 					st.size += int64(len(c.nulls)) * extentSize
 				}
-				c.exts[s] = e.Slice(i, i+1)
+				c.exts[s] = e
 				continue
 			}
 			if int(v.Bytes.Offsets[i+1]) > len(v.Bytes.Data) {
@@ -683,7 +691,7 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 		}
-		read, groupHollow := fn, hollow
+		read, drop := fn, 0
 		if ts.replaying {
 			taken, all, err := c.replayGroup(ts, g)
 			if err != nil {
@@ -693,9 +701,8 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 			// The replay ended inside this group: its first rows
-			// are in the buffer already. (Its rest is read whole: the
-			// windows dropRows makes are not the scan's.)
-			read, groupHollow = dropRows(taken, fn), nil
+			// are in the buffer already.
+			drop = taken
 		} else if rowBytes > 0 && g.Kind == storage.GroupFragment {
 			done, err := c.lateGroup(g, rowBytes, fn)
 			if err != nil {
@@ -705,14 +712,17 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 				continue
 			}
 		}
-		op, err := newGroupScan(c.env, scan, g, t.Version, groupHollow, t.Shuffle != plan.ShuffleNone)
+		op, err := newGroupScan(c.env, scan, g, t.Version, hollow, t.Shuffle != plan.ShuffleNone)
 		if err != nil {
 			return err
 		}
-		if len(groupHollow) > 0 {
+		if len(hollow) > 0 {
 			c.readHollow(ts, op.sc)
 		} else {
 			ts.frames.extentOf = nil
+		}
+		if drop > 0 {
+			read, ts.frames.extentOf = dropRows(drop, fn, ts.frames.extentOf)
 		}
 		err = Drain(op, read)
 		op.Close()
@@ -1039,9 +1049,26 @@ func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) erro
 }
 
 // fillBuffer ends a replay: it reads the values of the rows whose ids the
-// replay left in the buffer's slots, by id, into the slots.
+// replay left in the buffer's slots, by id, into the slots. The
+// fixed-width columns that the buffer holds as extents when it scans
+// (see runGroups) are located, not read: the slots take where their
+// values are stored (as an exact shuffle's rows do, exactRows), so a
+// resumed stream holds no more in memory than one from the start.
 func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	ids := ts.slotIDs
+	var ex *exactRows
+	if c.groupScan.Filter == nil {
+		var err error
+		if ex, err = c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); err != nil {
+			return err
+		}
+		if ex != nil {
+			defer ex.close()
+			c.readHollow(ts, nil)
+			ts.frames.rowExtent = ex.rowExtent
+			defer func() { ts.frames.rowExtent = nil }()
+		}
+	}
 	base := 0
 	put, err := c.projectScan(func(b *types.Batch) error {
 		for i := range b.Len() {
@@ -1057,6 +1084,17 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	var b *types.Batch
 	for ; base < len(ids); base += types.BatchSize {
 		part := ids[base:min(len(ids), base+types.BatchSize)]
+		if ex != nil && !ex.off {
+			out, err := ex.fetch(part) // checks that every row is found
+			if err != nil {
+				return err
+			}
+			if err := put(out); err != nil {
+				return err
+			}
+			continue
+		}
+		ts.frames.rowExtent = nil
 		var found []uint64
 		var err error
 		if b, found, err = c.fetchRows(part, b); err != nil {
@@ -1102,10 +1140,15 @@ func (c *CopyTo) fetchRows(ids []uint64, dst *types.Batch) (*types.Batch, []uint
 	return c.fetcher.Fetch(ids, dst)
 }
 
-// dropRows wraps fn so that it does not see the first n rows.
-func dropRows(n int, fn func(*types.Batch) error) func(*types.Batch) error {
+// dropRows wraps fn so that it does not see the first n rows. extentOf,
+// when not nil, tells the extents of the scan's hollow windows
+// (Scanner.Extent); the second function returned then tells those of
+// the windows fn sees, among them the ones dropRows cuts from the scan's.
+func dropRows(n int, fn func(*types.Batch) error, extentOf func(*types.Vec) (storage.Extent, bool)) (func(*types.Batch) error, func(*types.Vec) (storage.Extent, bool)) {
 	var view *types.Batch
-	return func(b *types.Batch) error {
+	var src []*types.Vec // the scan's windows view's were cut from
+	cut := 0             // the rows cut from them
+	drop := func(b *types.Batch) error {
 		if n == 0 {
 			return fn(b)
 		}
@@ -1118,13 +1161,32 @@ func dropRows(n int, fn func(*types.Batch) error) func(*types.Batch) error {
 			for j := range view.Cols {
 				view.Cols[j] = new(types.Vec)
 			}
+			src = make([]*types.Vec, len(b.Cols))
 		}
 		for j, v := range b.Cols {
 			view.Cols[j].Window(v, n, b.Len())
+			src[j] = v
 		}
 		view.SetLen(b.Len() - n)
-		n = 0
+		cut, n = n, 0
 		return fn(view)
+	}
+	if extentOf == nil {
+		return drop, nil
+	}
+	return drop, func(v *types.Vec) (storage.Extent, bool) {
+		if view != nil {
+			for j, w := range view.Cols {
+				if w == v {
+					e, ok := extentOf(src[j])
+					if !ok {
+						return storage.Extent{}, false
+					}
+					return e.Slice(cut, e.Rows), true
+				}
+			}
+		}
+		return extentOf(v)
 	}
 }
 

@@ -166,10 +166,12 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 		{stream.Options{BatchSize: 50, Shuffle: true, Seed: 6, ShuffleBuffer: 100}, true},
 		{stream.Options{BatchSize: 64, Rank: 1, World: 2}, true},
 		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 7, Rank: 0, World: 2, DropLast: true}, true},
-		// Resumed: the rows skipped replayed by id, the group where the
-		// replay ends read whole, the groups after it straight; with a
-		// buffer larger than the table the replay reads every row by id.
-		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 5, StartBatch: 6}, false},
+		// Resumed: the rows skipped replayed by id, the rows the replay
+		// leaves in the buffer located by id (their images read
+		// straight when they go out), the group where the replay ends
+		// read whole, the groups after it straight; with a buffer
+		// larger than the table every row is located by id.
+		{stream.Options{BatchSize: 64, Shuffle: true, Seed: 5, StartBatch: 6}, true},
 		{stream.Options{BatchSize: 32, Shuffle: true, Seed: 9, ShuffleBuffer: 100, StartBatch: 3}, true},
 		// An exact shuffle asks where each batch's images are stored and
 		// fetches the rest by id.
@@ -210,15 +212,24 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 				t.Fatalf("over TCP %+v: row %d (id %d) has image bytes %d..., want all %d", opts, i, id, img[0], want)
 			}
 		}
-		if float64(read) < 0.25*float64(len(got.images)) {
+		share := float64(read) / float64(len(got.images))
+		if share < 0.25 {
 			t.Fatalf("over TCP %+v: %d bytes read straight of %d", opts, read, len(got.images))
 		}
-		// Resumed at batch 3, it continues the same order.
+		// Resumed at batch 3, it continues the same order, reading its
+		// images straight as much as the whole stream does: the buffer
+		// the replay fills holds where they are, and the group where the
+		// replay ends is read straight after the rows it dropped.
 		opts.StartBatch = 3
+		read = stats.ExtentBytes.Load()
 		rest := streamAll(t, tcp, "img", opts)
+		read = stats.ExtentBytes.Load() - read
 		skip := 3 * opts.BatchSize
 		if !slices.Equal(rest.ids, got.ids[skip:]) || !bytes.Equal(rest.images, got.images[skip*size:]) {
 			t.Fatalf("over TCP %+v: %d rows, not the last %d of the whole stream", opts, len(rest.ids), len(got.ids)-skip)
+		}
+		if rs := float64(read) / float64(len(rest.images)); rs < 0.9*share {
+			t.Fatalf("over TCP %+v: %d bytes read straight of %d (%.2f), the whole stream %.2f", opts, read, len(rest.images), rs, share)
 		}
 	}
 

@@ -127,7 +127,8 @@ class Placer:
             return True
         if addr in self.refused:
             return False
-        err = torch.cuda.cudart().cudaHostRegister(addr, area.size, 0)
+        with torch.cuda.device(self.device):
+            err = torch.cuda.cudart().cudaHostRegister(addr, area.size, 0)
         if int(err) != 0:
             self.refused.add(addr)
             return False
