@@ -14,7 +14,7 @@
 # Environment (besides bench/lib.sh's):
 #   BENCH_ROWS, BENCH_BATCH   as run.sh's (200000, 256)
 #   BENCH_ROUNDS   rounds of the loader's modes, alternated (default 3)
-#   BENCH_GO_ROUNDS  rounds of the Go client and the ceilings (default BENCH_ROUNDS)
+#   BENCH_GO_ROUNDS  rounds of the Go client and the loopback ceilings (default BENCH_ROUNDS)
 #   BENCH_PYTHON   the Python with a CUDA build of torch, numpy and psycopg 3
 #                  (default python3 from PATH)
 #   BENCH_BIN      a directory holding deeplaked, goclient and loopback built

@@ -420,24 +420,32 @@ class DataLoader(_Base):
                 out, frame = self._batch(frame, placer), None
                 yield out
                 out = None  # not held while the next frame is awaited (see stream_frames)
+                if placer is not None:
+                    placer.retire()  # the frames whose copies are done go back before the wait
         finally:
             if placer is not None:
                 placer.close()
 
     def _batch(self, frame, placer=None):
         """The dict of one frame's columns; placer (device.Placer) puts
-        them on a CUDA device, the whole frame in one copy."""
+        them on a CUDA device, mostly in one copy of the frame."""
         out = {}
         dev = held = None
-        if placer is not None and any(c.kind == FIXED for c in frame.columns.values()):
-            dev, held = placer.frame(frame)
-        for name, col in frame.columns.items():
-            t = None if dev is None or col.kind != FIXED else placer.column(dev, frame, col)
-            out[name] = t if t is not None else self._convert(col, col.to_numpy())
-            if self._validity:
-                out[name + ".valid"] = self._convert_fixed(col.valid(), None)
-        if placer is not None:
-            placer.finish(held)
+        try:
+            if placer is not None:
+                from .device import whole_frame
+                if whole_frame(frame):
+                    dev, held = placer.frame(frame)
+                else:
+                    held = placer.held(frame)
+            for name, col in frame.columns.items():
+                t = None if dev is None or col.kind != FIXED else placer.column(dev, frame, col)
+                out[name] = t if t is not None else self._convert(col, col.to_numpy())
+                if self._validity:
+                    out[name + ".valid"] = self._convert_fixed(col.valid(), None)
+        finally:
+            if placer is not None:
+                placer.finish(held)  # also after a failure: copies may be under way
         return out
 
     def _convert(self, col, value):

@@ -109,7 +109,6 @@ def test_device_views_of_one_copy():
         got, want = placer.column(dev, fr, col), loader._convert(col, col.to_numpy())
         assert got.dtype == want.dtype and got.shape == want.shape, name
         assert torch.equal(got, want), name
-        assert dev.data_ptr() <= got.data_ptr() < dev.data_ptr() + dev.numel()
     # Values outside the frame's buffer are not viewed.
     col = fr.columns["label"]
     saved, col.values = col.values, col.values.copy()
@@ -123,6 +122,24 @@ def test_device_views_of_one_copy():
             assert torch.equal(a[k], b[k]), k
     assert [x.tolist() for x in a["r"]] == [x.tolist() for x in b["r"]] and a["text"] == b["text"]
     placer.close()
+
+    # Images beside a label: the images are a view of the copy, the label
+    # a copy of its part (keeping it keeps 4 bytes a row, not the frame);
+    # a frame mostly of text and ragged values goes column by column.
+    from deeplaked.device import whole_frame
+    rows = 8
+    imgs = np.arange(rows * 3 * 64 * 64, dtype=np.int64).astype(np.uint8)
+    fr = parse_frame(build_frame(0, rows, [
+        column("image", FIXED, 3, [3, 64, 64], imgs.tobytes()),
+        column("label", FIXED, 5, [], struct.pack("<%di" % rows, *range(rows))),
+    ]))
+    assert whole_frame(fr) and not whole_frame(parse_frame(sample()))
+    dev, _ = placer.frame(fr)
+    image, label = placer.column(dev, fr, fr.columns["image"]), placer.column(dev, fr, fr.columns["label"])
+    assert dev.data_ptr() <= image.data_ptr() < dev.data_ptr() + dev.numel()
+    assert not dev.data_ptr() <= label.data_ptr() < dev.data_ptr() + dev.numel()
+    assert torch.equal(image, torch.from_numpy(imgs.reshape(rows, 3, 64, 64)))
+    assert label.tolist() == list(range(rows)) and label.dtype == torch.int32
 
 
 def test_cuda_unavailable_is_clear():

@@ -813,8 +813,9 @@ def test_torch_batches_wrap_the_area(udb, tcp):
 def test_to_cuda_through_the_area(udb, tcp, pin):
     # Batches copied from the area to a CUDA device with non-blocking
     # copies, every one kept on the device while the stream reuses the
-    # 1 MiB area (4.4 MB of frames): each equals the rows over TCP, so no
-    # copy read a frame after the server wrote the next one over it.
+    # 1 MiB area (4.4 MB of frames) and the GPU lags behind: each equals
+    # the rows over TCP, so no copy read a frame after the server wrote
+    # the next one over it.
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine: the device placement is not exercised")
@@ -824,7 +825,12 @@ def test_to_cuda_through_the_area(udb, tcp, pin):
     next(it), next(it)
     it.close()
     before, direct = rawcopy.stats.shared, device.stats.direct
-    kept = list(loader)
+    kept = []
+    for b in loader:
+        kept.append(b)
+        # The GPU kept busy (about a millisecond): the next frame's copy
+        # waits behind this, and its frame must stay held until it is done.
+        torch.cuda._sleep(2_000_000)
     assert rawcopy.stats.shared - before > 20
     # Every frame placed in the area was copied to the device straight
     # from it (the area registered with CUDA).
