@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"sort"
 
@@ -232,6 +234,9 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 	if err == nil {
 		err = b.DeleteRange(lo, hi, nil)
 	}
+	if err == nil {
+		err = b.Set(droppedKey(t.ID), []byte(name), nil)
+	}
 	for c := range t.Columns {
 		if err == nil {
 			err = b.Delete(seqKey(t.ID, c), nil)
@@ -250,10 +255,59 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 	for c := range t.Columns {
 		db.forgetCounter(seqKey(t.ID, c))
 	}
-	// The table is gone from the catalog; its objects are garbage now. A
-	// failure here leaves unreachable objects, not a broken database.
-	ctx := db.ctx()
-	keys, err := db.store.List(ctx, tableObjectPrefix(t.ID))
+	// The table is gone from the catalog. Its objects go once no
+	// transaction open now, which may be reading the table from its
+	// snapshot (a stream, say), is left.
+	d := &droppedTable{id: t.ID, name: name, waits: make(map[*Txn]struct{})}
+	db.commitMu.Lock()
+	for txn := range db.openTxns {
+		d.waits[txn] = struct{}{}
+	}
+	if len(d.waits) > 0 {
+		db.dropping = append(db.dropping, d)
+	}
+	db.commitMu.Unlock()
+	if len(d.waits) == 0 {
+		db.deleteDropped(db.ctx(), d.id, d.name)
+	}
+	return true, nil
+}
+
+// droppedTable is a dropped table whose objects are kept while the
+// transactions in waits, open when it was dropped, may read them. Its
+// m/dropped key says so in the catalog until they are deleted, so that a
+// crash before then leaves them to the next Open (deleteDroppedLeft).
+type droppedTable struct {
+	id    uint64
+	name  string
+	waits map[*Txn]struct{}
+}
+
+// txnEnded deletes, in the background, the objects of the dropped tables
+// that waited for txn alone. Callers hold db.commitMu.
+func (db *DB) txnEnded(txn *Txn) {
+	k := 0
+	for _, d := range db.dropping {
+		delete(d.waits, txn)
+		if len(d.waits) > 0 {
+			db.dropping[k] = d
+			k++
+			continue
+		}
+		if db.closed.Load() {
+			continue // left to the next Open
+		}
+		db.background(func(ctx context.Context) { db.deleteDropped(ctx, d.id, d.name) })
+	}
+	clear(db.dropping[k:])
+	db.dropping = db.dropping[:k]
+}
+
+// deleteDropped deletes the objects of dropped table id, then its
+// m/dropped key. A failure leaves unreachable objects, not a broken
+// database; the next Open tries again.
+func (db *DB) deleteDropped(ctx context.Context, id uint64, name string) {
+	keys, err := db.store.List(ctx, tableObjectPrefix(id))
 	if err == nil {
 		for _, k := range keys {
 			if err = db.store.Delete(ctx, k); err != nil {
@@ -261,10 +315,41 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 			}
 		}
 	}
+	if err == nil {
+		err = db.kv.Delete(droppedKey(id), pebble.Sync)
+	}
 	if err != nil {
 		db.log.Warn("storage: leaving objects of dropped table", "table", name, "err", err)
 	}
-	return true, nil
+}
+
+// deleteDroppedLeft deletes the objects of the tables dropped before the
+// last Close or crash while transactions were reading them.
+func (db *DB) deleteDroppedLeft(ctx context.Context) {
+	type left struct {
+		id   uint64
+		name string
+	}
+	var todo []left
+	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: dropPrefix, UpperBound: prefixEnd(dropPrefix)})
+	if err == nil {
+		for it.First(); it.Valid(); it.Next() {
+			if k := it.Key(); len(k) == len(dropPrefix)+8 {
+				todo = append(todo, left{binary.BigEndian.Uint64(k[len(dropPrefix):]), string(it.Value())})
+			}
+		}
+		err = it.Close()
+	}
+	if err != nil {
+		db.log.Warn("storage: reading the dropped tables", "err", err)
+		return
+	}
+	for _, d := range todo {
+		if ctx.Err() != nil {
+			return
+		}
+		db.deleteDropped(ctx, d.id, d.name)
+	}
 }
 
 // Table returns the descriptor of table name, or a 42P01 error.

@@ -97,6 +97,10 @@ type DB struct {
 	// numbers them.
 	exported  map[string]*sharedSnap
 	exportSeq uint64
+	// dropping holds the dropped tables whose objects wait for the
+	// transactions open when they were dropped (droppedTable), under
+	// commitMu.
+	dropping []*droppedTable
 	// epochs holds the epochs' snapshots (Txn.ReadEpoch) by key, under
 	// commitMu; epochLinger is how long one is kept unread.
 	epochs      map[string]*epochSnap
@@ -238,6 +242,7 @@ func Open(opts Options) (*DB, error) {
 	go db.flushLoop()
 	db.maybeKick()
 	db.rebuildIndexes()
+	db.background(db.deleteDroppedLeft)
 	return db, nil
 }
 

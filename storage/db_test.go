@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -112,9 +113,8 @@ func TestDropTable(t *testing.T) {
 		t.Fatal(dropped, err)
 	}
 	wantCode(t, txn.Commit(), pgerror.UndefinedTable)
-	if keys, _ := db.Store().List(context.Background(), ""); len(keys) != 0 {
-		t.Fatalf("objects left: %v", keys)
-	}
+	// The objects waited for txn, open when the table was dropped.
+	waitObjectsGone(t, db, "")
 	// A new table of the same name starts empty, with its own key space.
 	tbl2 := createTable(t, db, wideTable("w"))
 	if tbl2.ID == tbl.ID {
@@ -124,6 +124,109 @@ func TestDropTable(t *testing.T) {
 		t.Fatalf("new table sees %d rows", len(rows))
 	}
 	insert(t, db, tbl2, wideRows(tbl2, 0, 5)) // no leftover key entries
+}
+
+// waitObjectsGone waits (up to a minute) until the store holds no object
+// under prefix: a dropped table's objects are deleted in the background
+// once the transactions open at the drop have ended.
+func waitObjectsGone(t *testing.T, db *DB, prefix string) {
+	t.Helper()
+	var keys []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
+		if keys, err = db.Store().List(context.Background(), prefix); err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
+			return
+		}
+	}
+	t.Fatalf("objects left: %v", keys)
+}
+
+// TestDropTableWhileRead drops a table that a transaction is reading: the
+// transaction reads on from its snapshot, every row, while the table is
+// gone for others; its objects are deleted once the transaction ends, or
+// by the next Open after a Close that left it open.
+func TestDropTableWhileRead(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		dir := t.TempDir()
+		db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl := createTable(t, db, wideTable("w"))
+		for k := 0; k < 4; k++ {
+			insert(t, db, tbl, wideRows(tbl, k*100, 100))
+			if err := db.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other := createTable(t, db, wideTable("other"))
+		insert(t, db, other, wideRows(other, 0, 10))
+		if err := db.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		reader := db.Begin()
+		sc, err := reader.ScanWith(tbl, ScanOptions{Cols: []int{0, 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := sc.Next()
+		if err != nil || b == nil {
+			t.Fatal(b, err)
+		}
+		n := b.Len()
+		if dropped, err := db.DropTable("w", false); !dropped || err != nil {
+			t.Fatal(dropped, err)
+		}
+		if _, err := db.Table("w"); err == nil {
+			t.Fatal("the dropped table is still there")
+		}
+		prefix := tableObjectPrefix(tbl.ID)
+		if keys, _ := db.Store().List(context.Background(), prefix); len(keys) == 0 {
+			t.Fatal("the objects of a table being read were deleted at once")
+		}
+		for {
+			b, _, err := sc.Next()
+			if err != nil {
+				t.Fatalf("reading on after DROP TABLE: %v", err)
+			}
+			if b == nil {
+				break
+			}
+			n += b.Len()
+		}
+		sc.Close()
+		if n != 400 {
+			t.Fatalf("read %d rows after the drop, want 400", n)
+		}
+		if restart {
+			// A crash with the reader open (the directory copied as it
+			// is, then opened): the next Open deletes them.
+			crashed := t.TempDir()
+			if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			reader.Rollback()
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = Open(Options{Dir: crashed, FlushRows: 1 << 30}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			reader.Rollback()
+		}
+		waitObjectsGone(t, db, prefix)
+		if rows, _ := scanAll(t, db, nil, other, []int{0}); len(rows) != 10 {
+			t.Fatalf("the other table has %d rows, want 10", len(rows))
+		}
+		if keys, _ := db.Store().List(context.Background(), tableObjectPrefix(other.ID)); len(keys) == 0 {
+			t.Fatal("the other table's objects were deleted")
+		}
+		db.Close()
+	}
 }
 
 func TestPrimaryKey(t *testing.T) {

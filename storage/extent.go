@@ -32,8 +32,8 @@ type hollowChunk struct {
 // Extent is a run of stored values of a hollow column: Rows values from
 // row Row of one chunk, back to back, Len bytes in all. It stays readable
 // while the transaction that scanned it is open, as the scan's chunks do
-// (compaction and VACUUM keep the objects an open snapshot reads; DROP
-// TABLE does not).
+// (compaction, VACUUM and DROP TABLE keep the objects an open snapshot
+// reads).
 type Extent struct {
 	c    *hollowChunk
 	Row  int

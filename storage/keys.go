@@ -14,6 +14,7 @@ import (
 //	m/ctr/<name>                     counter high-water mark (uint64 BE)
 //	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
 //	m/role/<name>                    role (JSON, password as a SCRAM verifier)
+//	m/dropped/<table id BE8>         a dropped table whose objects are still to delete → its name
 //	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
 //	t<table id BE8>f<frag id BE8>    fragment descriptor
 //	t<table id BE8>k<key bytes>      primary key entry → row id BE8
@@ -40,9 +41,14 @@ var (
 	ctrPrefix   = []byte("m/ctr/")
 	seqPrefix   = []byte("m/seq/")
 	rolePrefix  = []byte("m/role/")
+	dropPrefix  = []byte("m/dropped/")
 )
 
 func descKey(name string) []byte { return append(append([]byte(nil), tablePrefix...), name...) }
+
+func droppedKey(tableID uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), dropPrefix...), tableID)
+}
 
 func roleKey(name string) []byte { return append(append([]byte(nil), rolePrefix...), name...) }
 

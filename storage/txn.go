@@ -127,6 +127,7 @@ func (txn *Txn) release() {
 		db := txn.db
 		db.commitMu.Lock()
 		delete(db.openTxns, txn)
+		db.txnEnded(txn)
 		for _, id := range txn.exports {
 			delete(db.exported, id)
 		}

@@ -861,7 +861,7 @@ func (db *DB) background(fn func(ctx context.Context)) {
 		defer db.bg.Done()
 		defer func() {
 			if r := recover(); r != nil {
-				db.log.Error("storage: background index work failed", "panic", r)
+				db.log.Error("storage: background work failed", "panic", r)
 			}
 		}()
 		ctx, cancel := context.WithCancel(context.Background())

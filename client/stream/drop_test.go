@@ -3,8 +3,10 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/client/stream"
 )
@@ -26,11 +28,10 @@ func TestStreamOutlivesDropTable(t *testing.T) {
 		{BatchSize: 64, Shuffle: true, Seed: 5, SharedMemory: 1 << 20},
 		{BatchSize: 64, ExactShuffle: true, Seed: 6, SharedMemory: 1 << 20},
 	} {
-		srv, dataDir, tcp, uc := straightServer(t, 300,
+		_, dataDir, tcp, uc := straightServer(t, 300,
 			`CREATE TABLE img (id int PRIMARY KEY, image uint8[96][96], note text) WITH (chunk_size = '256kB', compression = 'none')`,
 			fmt.Sprintf(`INSERT INTO img SELECT g, %s, 'n' || g FROM generate_series(1, %d) g`, image, rows),
 			"flush")
-		_ = srv
 		conn, other := tcp, uc
 		if opts.SharedMemory > 0 {
 			conn, other = uc, tcp
@@ -65,6 +66,15 @@ func TestStreamOutlivesDropTable(t *testing.T) {
 		if len(ids) != rows || ids[0] != 1 || ids[rows-1] != rows || len(slices.Compact(ids)) != rows {
 			t.Fatalf("%d %+v: %d rows, not each of the table's %d once", k, opts, len(ids), rows)
 		}
-		_ = dataDir
+		// The stream over, nothing reads the table: its objects go.
+		var left []string
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if left, _ = filepath.Glob(filepath.Join(dataDir, "objects", "tables", "*", "*", "*", "*")); len(left) == 0 {
+				break
+			}
+		}
+		if len(left) > 0 {
+			t.Fatalf("%d %+v: %d objects of the dropped table left, as %s", k, opts, len(left), left[0])
+		}
 	}
 }
