@@ -467,11 +467,12 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 		if s.borrowed != nil {
 			hi = min(hi, s.chunkEnd(lo))
 		}
-		if err := s.readRows(lo, hi); err != nil {
+		next, err := s.readRows(lo, hi)
+		if err != nil {
 			s.err = err
 			return true
 		}
-		r[0] = hi
+		r[0] = next
 		if r[0] == r[1] {
 			s.ranges = s.ranges[1:]
 		}
@@ -489,28 +490,44 @@ func (s *Scanner) readFragment(src *scanSource) bool {
 	return false
 }
 
-// readRows appends the visible rows among fragment rows [lo, hi).
-func (s *Scanner) readRows(lo, hi int64) error {
+// readRows appends the visible rows among fragment rows [lo, hi) and
+// returns where it stopped: hi, or in a hollow scan (ScanOptions.Hollow),
+// whose windows hold one run of rows each, the row after the first run of
+// visible rows when invisible rows end it.
+func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 	n := int(hi - lo)
 	s.idBuf = s.idBuf[:0]
 	if err := s.rowIDCur.readInts(lo, hi, &s.idBuf); err != nil {
-		return err
+		return 0, err
 	}
 	s.xBuf = s.xBuf[:0]
 	if s.xminCur != nil {
 		if err := s.xminCur.readInts(lo, hi, &s.xBuf); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Visible runs: skip deleted rows and rows newer than asOf.
 	pos := sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= s.idBuf[0] })
-	if s.hollow && s.anyInvisible(pos, n) {
-		// A hollow window holds one run of rows: the hollow chunks these
-		// rows lie in are read after all, their runs then copied.
-		for _, cc := range s.cursors {
-			if cc.hollow {
-				if err := cc.unhollow(lo); err != nil {
-					return err
+	// A hollow window holds one run of rows. Where rows are invisible,
+	// each run of visible rows of hollow chunks is a batch of its own
+	// when the runs are long enough (minHollowRun bytes of hollow values
+	// on average) to pay for a batch each; otherwise the hollow chunks
+	// these rows lie in are read after all, and their runs copied.
+	oneRun := false
+	if s.hollow {
+		if runs, visible := s.visibleRuns(pos, n); runs > 0 && visible < n {
+			width, err := s.hollowRow(lo)
+			if err != nil {
+				return 0, err
+			}
+			hollow := width > 0
+			if oneRun = hollow && visible*width >= minHollowRun*runs; hollow && !oneRun {
+				for _, cc := range s.cursors {
+					if cc.hollow {
+						if err := cc.unhollow(lo); err != nil {
+							return 0, err
+						}
+					}
 				}
 			}
 		}
@@ -544,7 +561,7 @@ func (s *Scanner) readRows(lo, hi int64) error {
 		return nil
 	}
 	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
-		return emit(n) // every row is visible
+		return hi, emit(n) // every row is visible
 	}
 	for i := 0; i < n; i++ {
 		del := s.isDeletedFrom(&pos, s.idBuf[i])
@@ -553,26 +570,61 @@ func (s *Scanner) readRows(lo, hi int64) error {
 		}
 		if del || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
 			if err := emit(i); err != nil {
-				return err
+				return 0, err
+			}
+			if oneRun && i > run {
+				return lo + int64(i) + 1, nil // row i is skipped; the next batch starts after it
 			}
 			run = i + 1
 		}
 	}
-	return emit(n)
+	return hi, emit(n)
 }
 
-// anyInvisible reports whether any of the n rows in s.idBuf (and s.xBuf)
-// is deleted or newer than asOf; pos is where s.deleted reaches the first.
-func (s *Scanner) anyInvisible(pos, n int) bool {
-	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
-		return false
-	}
-	for i := 0; i < n; i++ {
-		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
-			return true
+// hollowRow returns the bytes of a row's values in the hollow columns
+// whose chunks holding fragment row r are read hollow (their windows then
+// holding one run each); 0 when there are none.
+func (s *Scanner) hollowRow(r int64) (int, error) {
+	width := 0
+	for _, cc := range s.cursors {
+		if cc.hollow {
+			if err := cc.at(r); err != nil {
+				return 0, err
+			}
+			if cc.hc != nil {
+				width += cc.hc.h.shape.width
+			}
 		}
 	}
-	return false
+	return width, nil
+}
+
+// minHollowRun is the least average size, in bytes of hollow values, of
+// the runs of visible rows that a hollow scan reads as a batch each
+// rather than reading their chunks (see readRows): a batch costs about as
+// much as copying that many bytes once more.
+const minHollowRun = 16 << 10
+
+// visibleRuns counts the runs of visible rows among the n rows in s.idBuf
+// (and s.xBuf), and those rows: rows deleted or newer than asOf are not
+// visible; pos is where s.deleted reaches the first.
+func (s *Scanner) visibleRuns(pos, n int) (runs, visible int) {
+	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
+		return min(n, 1), n
+	}
+	in := false
+	for i := 0; i < n; i++ {
+		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+			in = false
+			continue
+		}
+		if !in {
+			runs++
+		}
+		in = true
+		visible++
+	}
+	return runs, visible
 }
 
 // chunkEnd returns where the first chunk that ends after fragment row lo

@@ -212,8 +212,10 @@ func TestStreamSharedMemoryShuffledStraight(t *testing.T) {
 				t.Fatalf("over TCP %+v: row %d (id %d) has image bytes %d..., want all %d", opts, i, id, img[0], want)
 			}
 		}
+		// All but the 50 buffered rows' images, also in the chunks with
+		// deleted rows (a batch for each run of rows left).
 		share := float64(read) / float64(len(got.images))
-		if share < 0.25 {
+		if share < 0.9 {
 			t.Fatalf("over TCP %+v: %d bytes read straight of %d", opts, read, len(got.images))
 		}
 		// Resumed at batch 3, it continues the same order, reading its
