@@ -294,9 +294,7 @@ func (db *DB) txnEnded(txn *Txn) {
 			k++
 			continue
 		}
-		if db.closed.Load() {
-			continue // left to the next Open
-		}
+		// Not run once Close has begun: left to the next Open.
 		db.background(func(ctx context.Context) { db.deleteDropped(ctx, d.id, d.name) })
 	}
 	clear(db.dropping[k:])
@@ -323,33 +321,24 @@ func (db *DB) deleteDropped(ctx context.Context, id uint64, name string) {
 	}
 }
 
-// deleteDroppedLeft deletes the objects of the tables dropped before the
-// last Close or crash while transactions were reading them.
-func (db *DB) deleteDroppedLeft(ctx context.Context) {
-	type left struct {
-		id   uint64
-		name string
-	}
-	var todo []left
+// droppedLeft lists the tables dropped before the last Close or crash
+// while transactions were reading them, whose objects are still to be
+// deleted.
+func (db *DB) droppedLeft() ([]droppedTable, error) {
+	var out []droppedTable
 	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: dropPrefix, UpperBound: prefixEnd(dropPrefix)})
-	if err == nil {
-		for it.First(); it.Valid(); it.Next() {
-			if k := it.Key(); len(k) == len(dropPrefix)+8 {
-				todo = append(todo, left{binary.BigEndian.Uint64(k[len(dropPrefix):]), string(it.Value())})
-			}
-		}
-		err = it.Close()
-	}
 	if err != nil {
-		db.log.Warn("storage: reading the dropped tables", "err", err)
-		return
+		return nil, ioErrorf(err, "reading the dropped tables")
 	}
-	for _, d := range todo {
-		if ctx.Err() != nil {
-			return
+	for it.First(); it.Valid(); it.Next() {
+		if k := it.Key(); len(k) == len(dropPrefix)+8 {
+			out = append(out, droppedTable{id: binary.BigEndian.Uint64(k[len(dropPrefix):]), name: string(it.Value())})
 		}
-		db.deleteDropped(ctx, d.id, d.name)
 	}
+	if err := it.Close(); err != nil {
+		return nil, ioErrorf(err, "reading the dropped tables")
+	}
+	return out, nil
 }
 
 // Table returns the descriptor of table name, or a 42P01 error.

@@ -126,8 +126,10 @@ type DB struct {
 	stop    chan struct{}
 	done    chan struct{}
 	closed  atomic.Bool
-	// bg counts background index work (vindex.go), which Close waits for.
-	bg sync.WaitGroup
+	// bg counts background work (background), which Close waits for;
+	// bgMu orders its start with Close.
+	bg   sync.WaitGroup
+	bgMu sync.Mutex
 }
 
 // tableState is the in-memory state of one table.
@@ -242,14 +244,32 @@ func Open(opts Options) (*DB, error) {
 	go db.flushLoop()
 	db.maybeKick()
 	db.rebuildIndexes()
-	db.background(db.deleteDroppedLeft)
+	// The tables dropped before a crash are listed now, before any
+	// transaction can drop another, and their objects deleted meanwhile.
+	left, err := db.droppedLeft()
+	if err != nil {
+		db.log.Warn("storage: reading the dropped tables", "err", err)
+	}
+	if len(left) > 0 {
+		db.background(func(ctx context.Context) {
+			for _, d := range left {
+				if ctx.Err() != nil {
+					return
+				}
+				db.deleteDropped(ctx, d.id, d.name)
+			}
+		})
+	}
 	return db, nil
 }
 
 // Close stops background work and closes Pebble. Buffered rows stay in
 // Pebble's log and tables; the next Open sees them.
 func (db *DB) Close() error {
-	if !db.closed.CompareAndSwap(false, true) {
+	db.bgMu.Lock() // background work started before this is counted in bg
+	closing := db.closed.CompareAndSwap(false, true)
+	db.bgMu.Unlock()
+	if !closing {
 		return nil
 	}
 	close(db.stop)

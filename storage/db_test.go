@@ -229,6 +229,42 @@ func TestDropTableWhileRead(t *testing.T) {
 	}
 }
 
+// TestDropTableImportedSnapshot drops a table while a transaction that
+// exported its snapshot is open; a transaction that imports that
+// snapshot after the drop reads the table to the end, also once the
+// exporter has ended, and the objects go when it ends.
+func TestDropTableImportedSnapshot(t *testing.T) {
+	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	exporter := db.Begin()
+	id, err := exporter.ExportSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DropTable("w", false); err != nil {
+		t.Fatal(err)
+	}
+	importer := db.Begin()
+	if err := importer.ImportSnapshot(id); err != nil {
+		t.Fatal(err)
+	}
+	exporter.Rollback()
+	db.bg.Wait() // a deletion the exporter's end started would be done
+	if rows, _ := scanAll(t, db, importer, tbl, []int{0, 8}); len(rows) != 100 {
+		t.Fatalf("the importer read %d rows, want 100", len(rows))
+	}
+	importer.Rollback()
+	waitObjectsGone(t, db, tableObjectPrefix(tbl.ID))
+}
+
 func TestPrimaryKey(t *testing.T) {
 	db := openMem(t, 1<<30)
 	tbl := createTable(t, db, wideTable("items"))

@@ -70,4 +70,14 @@ func (txn *Txn) join(s *sharedSnap) {
 	s.refs++
 	txn.snap, txn.shared, txn.beginSeq = s.snap, s, s.seq
 	txn.db.openTxns[txn] = s.seq
+	// A dropped table whose objects wait for a transaction reading s
+	// waits for this one as well: it reads the table from s too.
+	for _, d := range txn.db.dropping {
+		for w := range d.waits {
+			if w.shared == s {
+				d.waits[txn] = struct{}{}
+				break
+			}
+		}
+	}
 }

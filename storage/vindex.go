@@ -475,6 +475,15 @@ func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) erro
 	if _, err := vi.graph.WriteTo(&buf); err != nil {
 		return pgerror.Wrapf(err, pgerror.InternalError, "saving index %q", vi.desc.Name)
 	}
+	// A dropped table's index is not saved: its objects and keys may be
+	// deleted already. The catalog stays locked until the copy and its
+	// key are written, so that a drop meanwhile waits for them and then
+	// deletes them with the rest.
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	if _, live := db.byID[t.ID]; !live {
+		return nil
+	}
 	vi.saveSeq++
 	key := indexObjectKey(t.ID, vi.desc.ID, vi.saveSeq)
 	if err := db.store.Put(ctx, key, buf.Bytes()); err != nil {
@@ -854,8 +863,14 @@ func (db *DB) rebuildIndexes() {
 }
 
 // background runs fn on its own goroutine with a context canceled when
-// the database closes; Close waits for it. A panic in fn is logged.
+// the database closes; Close waits for it. A panic in fn is logged. Once
+// Close has begun, fn is not run.
 func (db *DB) background(fn func(ctx context.Context)) {
+	db.bgMu.Lock()
+	defer db.bgMu.Unlock()
+	if db.closed.Load() {
+		return
+	}
 	db.bg.Add(1)
 	go func() {
 		defer db.bg.Done()
