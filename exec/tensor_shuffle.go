@@ -826,16 +826,12 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	}
 	// The fixed-width columns' values are read where they are stored (see
 	// tensor_exact.go), into the area or the frames' buffers.
-	var ex *exactRows
-	if c.groupScan.Filter == nil {
-		if ex, err = c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); err != nil {
-			return err
-		}
-		if ex != nil {
-			defer ex.close()
-			c.readHollow(ts, nil)
-			ts.frames.rowExtent = ex.rowExtent
-		}
+	ex, err := c.extentRows(ts)
+	if err != nil {
+		return err
+	}
+	if ex != nil {
+		defer ex.close()
 	}
 	var ids []uint64
 	for k := range groups {
@@ -1048,6 +1044,22 @@ func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) erro
 	}
 }
 
+// extentRows returns the exactRows that fetch the group scan's rows by id
+// with their fixed-width values as extents, ts's frames taking them
+// (rowExtent), or nil when the scan has a filter or no such column.
+func (c *CopyTo) extentRows(ts *tensorStream) (*exactRows, error) {
+	if c.groupScan.Filter != nil {
+		return nil, nil
+	}
+	ex, err := c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan))
+	if ex == nil || err != nil {
+		return nil, err
+	}
+	c.readHollow(ts, nil)
+	ts.frames.rowExtent = ex.rowExtent
+	return ex, nil
+}
+
 // fillBuffer ends a replay: it reads the values of the rows whose ids the
 // replay left in the buffer's slots, by id, into the slots. The
 // fixed-width columns that the buffer holds as extents when it scans
@@ -1056,18 +1068,13 @@ func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) erro
 // resumed stream holds no more in memory than one from the start.
 func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	ids := ts.slotIDs
-	var ex *exactRows
-	if c.groupScan.Filter == nil {
-		var err error
-		if ex, err = c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan)); err != nil {
-			return err
-		}
-		if ex != nil {
-			defer ex.close()
-			c.readHollow(ts, nil)
-			ts.frames.rowExtent = ex.rowExtent
-			defer func() { ts.frames.rowExtent = nil }()
-		}
+	ex, err := c.extentRows(ts)
+	if err != nil {
+		return err
+	}
+	if ex != nil {
+		defer ex.close()
+		defer func() { ts.frames.rowExtent = nil }()
 	}
 	base := 0
 	put, err := c.projectScan(func(b *types.Batch) error {
