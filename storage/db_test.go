@@ -265,6 +265,41 @@ func TestDropTableImportedSnapshot(t *testing.T) {
 	waitObjectsGone(t, db, tableObjectPrefix(tbl.ID))
 }
 
+// TestDropTableRetried fails the deletion of a dropped table's objects
+// once: they stay recorded, and VACUUM deletes them.
+func TestDropTableRetried(t *testing.T) {
+	fs := NewFaultStore(NewMemStore(), 1)
+	db, err := Open(Options{InMemory: true, Store: fs, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	prefix := tableObjectPrefix(tbl.ID)
+	fs.Inject(Fault{Ops: []ObjectOp{ObjectDelete}, Times: 1, Err: ErrInjected})
+	if _, err := db.DropTable("w", false); err != nil {
+		t.Fatal(err)
+	}
+	db.bg.Wait()
+	if keys, _ := db.Store().List(context.Background(), prefix); len(keys) == 0 {
+		t.Fatal("no object left by the failed deletion")
+	}
+	if left, _ := db.droppedLeft(); len(left) != 1 || left[0].id != tbl.ID {
+		t.Fatalf("recorded dropped tables: %v", left)
+	}
+	if _, err := db.Vacuum(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitObjectsGone(t, db, prefix)
+	if left, _ := db.droppedLeft(); len(left) != 0 {
+		t.Fatalf("recorded dropped tables after VACUUM: %v", left)
+	}
+}
+
 func TestPrimaryKey(t *testing.T) {
 	db := openMem(t, 1<<30)
 	tbl := createTable(t, db, wideTable("items"))

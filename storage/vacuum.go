@@ -67,7 +67,29 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 			return st, err
 		}
 	}
+	db.retryDropped(ctx)
 	return st, nil
+}
+
+// retryDropped deletes the objects of the dropped tables that no open
+// transaction waits for (see dropTable) but are still recorded: their
+// deletion failed.
+func (db *DB) retryDropped(ctx context.Context) {
+	left, err := db.droppedLeft()
+	if err != nil || len(left) == 0 {
+		return
+	}
+	db.commitMu.Lock()
+	waiting := make(map[uint64]bool, len(db.dropping))
+	for _, d := range db.dropping {
+		waiting[d.id] = true
+	}
+	db.commitMu.Unlock()
+	for _, d := range left {
+		if !waiting[d.id] && ctx.Err() == nil {
+			db.deleteDropped(ctx, d.id, d.name)
+		}
+	}
 }
 
 // flushBuffered flushes the table's buffered rows, maxFlushRows at a
