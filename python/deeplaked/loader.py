@@ -413,6 +413,12 @@ class DataLoader(_Base):
         self._iters += 1
         placer = None
         if self._mode == "torch" and self._device is not None and self._device.type == "cuda":
+            if getattr(torch.cuda, "_is_in_bad_fork", lambda: False)():
+                raise RuntimeError(
+                    "deeplaked: to_torch(device=%r) in a process forked after CUDA started (a DataLoader "
+                    "worker?): CUDA cannot be used there. Use to_torch(pin_memory=True) on the CPU with "
+                    "DataLoader(pin_memory=True) and move each batch in the loop, or "
+                    "DataLoader(multiprocessing_context='spawn')" % str(self._device))
             from .device import Placer
             placer = Placer(self._device, self._pin)
         try:

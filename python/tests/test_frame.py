@@ -142,6 +142,19 @@ def test_device_views_of_one_copy():
     assert label.tolist() == list(range(rows)) and label.dtype == torch.int32
 
 
+def test_cuda_in_a_bad_fork_is_clear(monkeypatch):
+    # A process forked after its parent started CUDA (a DataLoader worker)
+    # cannot use CUDA: the loader says so, and what to do, before it
+    # connects.
+    torch = pytest.importorskip("torch")
+    from deeplaked.loader import DataLoader
+    loader = DataLoader(None, "t").to_torch()
+    loader._device = torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: True, raising=False)
+    with pytest.raises(RuntimeError, match="forked after CUDA started.*multiprocessing_context='spawn'"):
+        next(iter(loader))
+
+
 def test_cuda_unavailable_is_clear():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
