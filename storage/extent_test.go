@@ -312,3 +312,56 @@ func TestReadExtentAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestScanHollowRunsDecidedOnce deletes rows 12 and 14 of every 16-row
+// chunk of the big column: each chunk's runs (12 rows, 1, 1) are worth a
+// batch each, decided once for the chunk, so every visible row comes
+// hollow and no chunk of the big column is read whole (a decision taken
+// again after the first run went out, on the short runs alone, read it
+// whole as well).
+func TestScanHollowRunsDecidedOnce(t *testing.T) {
+	db, err := Open(Options{Dir: t.TempDir(), FlushRows: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, hollowTable("h"))
+	insert(t, db, tbl, hollowRows(tbl, 0, 700))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	deleteIDs(t, txn, tbl, func(id int64) bool { return id%16 == 12 || id%16 == 14 })
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	txn = db.Begin()
+	defer txn.Rollback()
+	before := db.Stats().ChunksRead.Load()
+	sc, err := txn.ScanWith(tbl, ScanOptions{Cols: []int{0, 2}, Borrow: true, Hollow: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	rows, hollow := 0, 0
+	for {
+		b, _, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			break
+		}
+		rows += b.Len()
+		if e, ok := sc.Extent(b.Cols[1]); ok {
+			hollow += e.Rows
+		}
+	}
+	const visible = 700 - 2*43 // rows 12 and 14 of the 43 whole chunks; the last has 12 rows
+	if rows != visible || hollow != visible {
+		t.Fatalf("%d rows, %d of them hollow; want %d, all hollow", rows, hollow, visible)
+	}
+	if read := db.Stats().ChunksRead.Load() - before; read > 2 {
+		t.Fatalf("%d chunks read whole; want at most the id column's and the row ids'", read)
+	}
+}

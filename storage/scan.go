@@ -110,8 +110,12 @@ type Scanner struct {
 	// window (ScanOptions.Hollow); hollow is set when some column may be.
 	hollowAt []Extent
 	hollow   bool
-	ids      []uint64
-	xmin     []uint64 // per row, when wantXmin
+	// runsTo is the fragment row up to which readRows goes on cutting
+	// runs of visible rows into batches of their own, as it decided for
+	// the rows it read first (see readRows).
+	runsTo int64
+	ids    []uint64
+	xmin   []uint64 // per row, when wantXmin
 	// asOf filters rows by their committing version (0: no filter).
 	asOf uint64
 	// deleted holds the ids of deleted rows, ascending.
@@ -400,6 +404,7 @@ func (s *Scanner) next() (*types.Batch, []uint64, error) {
 func (s *Scanner) startFragment(src *scanSource) {
 	f := src.frag
 	s.frag, s.mem = f, src.mem
+	s.runsTo = 0
 	s.ranges = s.ranges[:0]
 	n := len(s.t.Columns)
 	if s.asOf != 0 && f.Xmin != 0 && f.Xmin > s.asOf {
@@ -511,17 +516,21 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 	// A hollow window holds one run of rows. Where rows are invisible,
 	// each run of visible rows of hollow chunks is a batch of its own
 	// when the runs are long enough (minHollowRun bytes of hollow values
-	// on average) to pay for a batch each; otherwise the hollow chunks
-	// these rows lie in are read after all, and their runs copied.
-	oneRun := false
-	if s.hollow {
+	// for each batch beyond the first, on average) to pay for their
+	// batches; otherwise the hollow chunks these rows lie in are read
+	// after all, and their runs copied. The decision holds for the rows
+	// of [lo, hi) that later calls read (runsTo).
+	oneRun := lo < s.runsTo
+	if s.hollow && !oneRun {
 		if runs, visible := s.visibleRuns(pos, n); runs > 0 && visible < n {
 			width, err := s.hollowRow(lo)
 			if err != nil {
 				return 0, err
 			}
 			hollow := width > 0
-			if oneRun = hollow && visible*width >= minHollowRun*runs; hollow && !oneRun {
+			if oneRun = hollow && visible*width >= minHollowRun*(runs-1); oneRun {
+				s.runsTo = hi
+			} else if hollow {
 				for _, cc := range s.cursors {
 					if cc.hollow {
 						if err := cc.unhollow(lo); err != nil {
@@ -599,10 +608,11 @@ func (s *Scanner) hollowRow(r int64) (int, error) {
 	return width, nil
 }
 
-// minHollowRun is the least average size, in bytes of hollow values, of
-// the runs of visible rows that a hollow scan reads as a batch each
-// rather than reading their chunks (see readRows): a batch costs about as
-// much as copying that many bytes once more.
+// minHollowRun is the least size, in bytes of hollow values, of the
+// visible rows for each batch beyond the first that a hollow scan reads
+// its runs of visible rows in, rather than reading their chunks (see
+// readRows): a batch costs about as much as copying that many bytes once
+// more.
 const minHollowRun = 16 << 10
 
 // visibleRuns counts the runs of visible rows among the n rows in s.idBuf

@@ -30,6 +30,7 @@ type VacuumStats struct {
 // writes to keeps its layout: the row groups of sharded streams stay put.
 func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 	var st VacuumStats
+	db.retryDropped(ctx)
 	tables := db.Tables()
 	if name != "" {
 		t, err := db.Table(name)
@@ -67,7 +68,6 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 			return st, err
 		}
 	}
-	db.retryDropped(ctx)
 	return st, nil
 }
 
@@ -75,16 +75,20 @@ func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
 // transaction waits for (see dropTable) but are still recorded: their
 // deletion failed.
 func (db *DB) retryDropped(ctx context.Context) {
+	// dropTable holds flushMu from writing the m/dropped key until the
+	// table waits in db.dropping.
+	db.flushMu.Lock()
 	left, err := db.droppedLeft()
-	if err != nil || len(left) == 0 {
-		return
-	}
 	db.commitMu.Lock()
 	waiting := make(map[uint64]bool, len(db.dropping))
 	for _, d := range db.dropping {
 		waiting[d.id] = true
 	}
 	db.commitMu.Unlock()
+	db.flushMu.Unlock()
+	if err != nil {
+		return
+	}
 	for _, d := range left {
 		if !waiting[d.id] && ctx.Err() == nil {
 			db.deleteDropped(ctx, d.id, d.name)

@@ -475,15 +475,6 @@ func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) erro
 	if _, err := vi.graph.WriteTo(&buf); err != nil {
 		return pgerror.Wrapf(err, pgerror.InternalError, "saving index %q", vi.desc.Name)
 	}
-	// A dropped table's index is not saved: its objects and keys may be
-	// deleted already. The catalog stays locked until the copy and its
-	// key are written, so that a drop meanwhile waits for them and then
-	// deletes them with the rest.
-	db.catMu.RLock()
-	defer db.catMu.RUnlock()
-	if _, live := db.byID[t.ID]; !live {
-		return nil
-	}
 	vi.saveSeq++
 	key := indexObjectKey(t.ID, vi.desc.ID, vi.saveSeq)
 	if err := db.store.Put(ctx, key, buf.Bytes()); err != nil {
@@ -499,7 +490,22 @@ func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) erro
 	}
 	vi.dirty = false
 	vi.mu.Unlock()
-	if err := db.kv.Set(appendIDKey(nil, t.ID, tagIndex, vi.desc.ID), val, pebble.Sync); err != nil {
+	// The key is written only while the table is live, under the catalog
+	// lock: a drop after it lists the copy with the table's objects and
+	// deletes the key with the table's; a drop before it leaves the copy
+	// to be deleted here.
+	db.catMu.RLock()
+	_, live := db.byID[t.ID]
+	var err error
+	if live {
+		err = db.kv.Set(appendIDKey(nil, t.ID, tagIndex, vi.desc.ID), val, pebble.Sync)
+	}
+	db.catMu.RUnlock()
+	if !live {
+		_ = db.store.Delete(ctx, key)
+		return nil
+	}
+	if err != nil {
 		return ioErrorf(err, "saving index %q", vi.desc.Name)
 	}
 	if vi.savedKey != "" {
