@@ -276,7 +276,8 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 // droppedTable is a dropped table whose objects are kept while the
 // transactions in waits, open when it was dropped, may read them. Its
 // m/dropped key says so in the catalog until they are deleted, so that a
-// crash before then leaves them to the next Open (deleteDroppedLeft).
+// crash before then leaves them to the next Open (droppedLeft), and a
+// failed deletion to the next VACUUM (retryDropped).
 type droppedTable struct {
 	id    uint64
 	name  string
@@ -303,7 +304,7 @@ func (db *DB) txnEnded(txn *Txn) {
 
 // deleteDropped deletes the objects of dropped table id, then its
 // m/dropped key. A failure leaves unreachable objects, not a broken
-// database; the next Open tries again.
+// database; the next VACUUM or Open tries again.
 func (db *DB) deleteDropped(ctx context.Context, id uint64, name string) {
 	keys, err := db.store.List(ctx, tableObjectPrefix(id))
 	if err == nil {

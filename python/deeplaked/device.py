@@ -94,6 +94,8 @@ def _clear_cuda_error():
 class Placer:
     """Copies one stream's frames to a device; close() when the stream ends."""
 
+    whole = staticmethod(whole_frame)
+
     def __init__(self, device, pin):
         self.device = device
         self.pin = pin

@@ -439,8 +439,7 @@ class DataLoader(_Base):
         dev = held = None
         try:
             if placer is not None:
-                from .device import whole_frame
-                if whole_frame(frame):
+                if placer.whole(frame):
                     dev, held = placer.frame(frame)
                 else:
                     held = placer.held(frame)
