@@ -37,7 +37,9 @@ type ScanOptions struct {
 	// values the caller reads itself with DB.ReadExtent (see Extent); with
 	// Borrow only. A batch of a hollow column whose chunk allows it is a
 	// hollow window: NULL flags and offsets, no bytes. A chunk among whose
-	// rows the scan skips some (deleted ones) is read as usual.
+	// rows the scan skips some (deleted ones) stays hollow, each run of
+	// visible rows a batch of its own, where those runs average 16 KiB of
+	// values or more; otherwise it is read as usual.
 	Hollow []int
 	// HollowRowBlocks makes hollow only the chunks whose checksum blocks
 	// hold one row each, for a reader of single rows (a block read for a
