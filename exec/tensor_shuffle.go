@@ -1104,6 +1104,9 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 			if err := ts.store.set(base+i, b.Cols, i, ts.frames); err != nil {
 				return err
 			}
+			if err := ts.checkShuffleBuffer(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
