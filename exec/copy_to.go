@@ -51,6 +51,11 @@ type CopyTo struct {
 // before any data is sent, if they cannot be built.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	c := &CopyTo{env: env}
+	if n.Options.Format == plan.CopyTensor {
+		if err := checkTensorFrame(env, n); err != nil {
+			return nil, err
+		}
+	}
 	if t := n.Options.Tensor; n.Options.Format == plan.CopyTensor && t.SeedSet {
 		// random() in the stream's query draws from SEED: an order by
 		// random() is then the same in every run and on every shard, so

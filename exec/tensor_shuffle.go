@@ -26,6 +26,10 @@ type rowStore struct {
 	// size is about the memory the slots' values took when set, for the
 	// exact shuffle's budget (spillAt).
 	size int64
+	// held is the memory the slots hold now: their entries and the
+	// capacity of their values' buffers (for the shuffle buffer's bound,
+	// checkShuffleBuffer).
+	held int64
 }
 
 // storeCol is one column of a rowStore; every slice has one entry per
@@ -59,11 +63,13 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error 
 	for j, v := range cols {
 		c := &st.cols[j]
 		c.nulls[s] = v.Nulls[i]
+		st.held -= int64(cap(c.bytes[s]))
 		c.bytes[s] = c.bytes[s][:0]
 		if c.exts != nil {
 			c.exts[s] = storage.Extent{}
 		}
 		if v.Nulls[i] {
+			st.held += int64(cap(c.bytes[s]))
 			continue
 		}
 		if (f.extentOf != nil || f.rowExtent != nil) && v.Type.Phys() == types.PhysBytes {
@@ -79,8 +85,10 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error 
 					// Only the columns that hold extents have room for them.
 					c.exts = make([]storage.Extent, len(c.nulls))
 					st.size += int64(len(c.nulls)) * extentSize
+					st.held += int64(len(c.nulls)) * extentSize
 				}
 				c.exts[s] = e
+				st.held += int64(cap(c.bytes[s]))
 				continue
 			}
 			if int(v.Bytes.Offsets[i+1]) > len(v.Bytes.Data) {
@@ -91,6 +99,7 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error 
 			// A column sent as text keeps its text form (see addVec).
 			c.bytes[s] = types.AppendText(c.bytes[s], v, i)
 			st.size += int64(len(c.bytes[s]))
+			st.held += int64(cap(c.bytes[s]))
 			continue
 		}
 		switch v.Type.Phys() {
@@ -104,6 +113,7 @@ func (st *rowStore) set(s int, cols []*types.Vec, i int, f *tensorFrames) error 
 			c.bytes[s] = append(c.bytes[s], v.Bytes.Get(i)...)
 			st.size += int64(len(c.bytes[s]))
 		}
+		st.held += int64(cap(c.bytes[s]))
 	}
 	return nil
 }
@@ -122,6 +132,7 @@ func (st *rowStore) addSlot() {
 		if c.exts != nil {
 			c.exts = append(c.exts, storage.Extent{})
 			st.size += extentSize
+			st.held += extentSize
 		}
 		if len(c.bytes) < cap(c.bytes) {
 			c.bytes = c.bytes[:len(c.bytes)+1]
@@ -132,6 +143,7 @@ func (st *rowStore) addSlot() {
 	st.n++
 	st.alloc++
 	st.size += int64(len(st.cols)) * 42 // a slot's entries in the five slices
+	st.held += int64(len(st.cols)) * 42
 }
 
 // swap exchanges slots a and b.
@@ -204,6 +216,7 @@ func newTensorStream(cols []plan.Column, opts plan.TensorOptions, w io.Writer) *
 	if opts.Shuffle != plan.ShuffleNone {
 		ts.store = newRowStore(len(cols))
 	}
+	ts.frames.limitFrames(opts.BatchSize)
 	return ts
 }
 
@@ -235,6 +248,9 @@ func (ts *tensorStream) add(b *types.Batch) error {
 				if err := st.set(st.n, b.Cols, i, ts.frames); err != nil {
 					return err
 				}
+				if err := ts.checkShuffleBuffer(); err != nil {
+					return err
+				}
 				if !ts.growOut(st.n) {
 					continue
 				}
@@ -253,6 +269,9 @@ func (ts *tensorStream) add(b *types.Batch) error {
 				return err
 			}
 			if err := st.set(s, b.Cols, i, ts.frames); err != nil {
+				return err
+			}
+			if err := ts.checkShuffleBuffer(); err != nil {
 				return err
 			}
 		}
@@ -836,6 +855,9 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 	var ids []uint64
 	for k := range groups {
 		if err := c.groupIDs(&groups[k], func(part []uint64) error {
+			if err := checkShuffleIDs(len(ids) + len(part)); err != nil {
+				return err
+			}
 			ids = append(ids, part...)
 			return nil
 		}); err != nil {
@@ -1080,6 +1102,9 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 	put, err := c.projectScan(func(b *types.Batch) error {
 		for i := range b.Len() {
 			if err := ts.store.set(base+i, b.Cols, i, ts.frames); err != nil {
+				return err
+			}
+			if err := ts.checkShuffleBuffer(); err != nil {
 				return err
 			}
 		}

@@ -34,6 +34,9 @@ func (sp *spillRows) add(st *rowStore, s int, f *tensorFrames) error {
 			return pgerror.AssertionFailedf("tensor stream: a stored value's extent in a spilled shuffle")
 		}
 	}
+	if err := checkShuffleIDs(len(sp.offs) + 1); err != nil {
+		return err
+	}
 	sp.buf = st.appendSlot(sp.buf[:0], s, f)
 	sp.offs = append(sp.offs, sp.size)
 	sp.size += int64(len(sp.buf))

@@ -81,6 +81,9 @@ type tensorCol struct {
 	// their length in bytes.
 	extents []storage.Extent
 	extLen  int
+	// room, for a ragged or bytes column, is what its frame's values may
+	// still take (nil: no limit).
+	room *frameRoom
 	// scratch holds a ragged value's dims or a value's text form.
 	dimScratch []int
 	scratch    []byte
@@ -183,7 +186,7 @@ func (c *tensorCol) add(r int, null, b bool, n int64, f float64, bs []byte) {
 	}
 	switch c.kind {
 	case tensorKindBytes:
-		if !null {
+		if !null && c.room.take(c, len(bs), r) {
 			c.values = append(c.values, bs...)
 		}
 		c.offsets = binary.LittleEndian.AppendUint64(c.offsets, uint64(len(c.values)))
@@ -200,8 +203,10 @@ func (c *tensorCol) add(r int, null, b bool, n int64, f float64, bs []byte) {
 				}
 			}
 			n := len(data) / c.size
-			c.values = append(c.values, data[:n*c.size]...)
-			c.nelems += uint64(n)
+			if c.room.take(c, n*c.size, r) {
+				c.values = append(c.values, data[:n*c.size]...)
+				c.nelems += uint64(n)
+			}
 		} else {
 			for range c.dims {
 				c.shapes = binary.LittleEndian.AppendUint32(c.shapes, 0)
@@ -271,6 +276,9 @@ type tensorFrames struct {
 	spare [][]byte
 	// extentOf, when set, tells the extent of a hollow window of the
 	// query's scan; readExtent reads one (see tensor_extent.go).
+	// room bounds the values of its ragged and bytes columns (see
+	// limitFrames; nil: no limit).
+	room       *frameRoom
 	extentOf   func(*types.Vec) (storage.Extent, bool)
 	readExtent func(e storage.Extent, dst []byte, scratch *[]byte) error
 	// rowExtent, when set, tells the extent of row i of a column of an
@@ -297,6 +305,9 @@ func newTensorFrames(cols []plan.Column) *tensorFrames {
 
 func (f *tensorFrames) reset() {
 	f.rows = 0
+	if f.room != nil {
+		f.room.left = f.room.full
+	}
 	for _, c := range f.cols {
 		for _, p := range c.rows {
 			if len(p) > 0 && unsafe.SliceData(p) != unsafe.SliceData(c.zeroRow) {
@@ -317,7 +328,7 @@ func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
 			c.addVec(cols[j], i, f.rows)
 		}
 		f.rows++
-		return nil
+		return f.overLimit()
 	}
 	// First read the extents that a value of this row follows, so that a
 	// failed read leaves the frame as it was.
@@ -340,7 +351,7 @@ func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
 		c.addVec(cols[j], i, f.rows)
 	}
 	f.rows++
-	return nil
+	return f.overLimit()
 }
 
 // addVec appends row i of v as the frame's row r.
@@ -402,7 +413,7 @@ func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) error {
 		}
 	}
 	f.rows += j - i
-	return nil
+	return f.overLimit()
 }
 
 // addRun appends rows [i, j) of v, a fixed-width column, as the frame's
@@ -459,13 +470,15 @@ func (f *tensorFrames) addSlot(st *rowStore, s int) error {
 					return err
 				}
 			}
+			old := cap(sc.bytes[s])
 			sc.bytes[s] = f.takeRow(c, sc.nulls[s], sc.bytes[s])
+			st.held += int64(cap(sc.bytes[s]) - old)
 			continue
 		}
 		c.add(f.rows, sc.nulls[s], sc.bools[s], sc.ints[s], sc.floats[s], sc.bytes[s])
 	}
 	f.rows++
-	return nil
+	return f.overLimit()
 }
 
 // takeRow appends a row to a fixed column of vectors or tensors in rows

@@ -383,7 +383,8 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 			}
 			shape[i] = d
 		}
-		return types.TensorOf(dt, shape...), false, nil
+		t = types.TensorOf(dt, shape...)
+		return t, false, types.CheckDeclared(t)
 	}
 	switch name {
 	case "bool", "boolean":
