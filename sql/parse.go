@@ -133,6 +133,18 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCreateExtension(s.CreateExtensionStmt)
 	case *pg.Node_ReindexStmt:
 		return convertReindex(s.ReindexStmt)
+	case *pg.Node_GrantStmt:
+		if g, err := convertGrant(s.GrantStmt); err != nil {
+			return nil, err
+		} else {
+			return g, nil
+		}
+	case *pg.Node_GrantRoleStmt:
+		return convertGrantRole(s.GrantRoleStmt)
+	case *pg.Node_AlterDefaultPrivilegesStmt:
+		return convertAlterDefaultPrivileges(s.AlterDefaultPrivilegesStmt)
+	case *pg.Node_AlterTableStmt:
+		return convertAlterTable(s.AlterTableStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }
