@@ -109,6 +109,9 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		}
 	case "current_user", "session_user":
 		u := env.User
+		if f.fn.Name == "current_user" && env.Role != "" {
+			u = env.Role
+		}
 		if u == "" {
 			u, _ = cat.roleName(bootstrapRoleOID)
 		}
@@ -159,7 +162,17 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "pg_is_in_recovery", "pg_relation_is_publishable":
 		out.AppendBool(false)
 	case "has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",
-		"has_any_column_privilege", "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible",
+		"has_any_column_privilege", "pg_has_role":
+		res, ok, err := f.privilegeFunc(cat, i)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			out.AppendNull()
+			return nil
+		}
+		out.AppendBool(res)
+	case "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible",
 		"pg_operator_is_visible", "pg_opclass_is_visible", "pg_collation_is_visible", "pg_conversion_is_visible",
 		"pg_ts_config_is_visible", "pg_ts_parser_is_visible", "pg_ts_dict_is_visible", "pg_ts_template_is_visible":
 		out.AppendBool(true)
