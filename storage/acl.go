@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -249,6 +250,44 @@ func (a *Auth) WithSuperuser(name string) *Auth {
 // Role returns the stored role name, or nil.
 func (a *Auth) Role(name string) *Role { return a.roles[name] }
 
+// Exists reports whether name is a role: a stored one, or the session user
+// trust authentication lets in.
+func (a *Auth) Exists(name string) bool { return a.roles[name] != nil || a.super[name] }
+
+// Bootstrap is the bootstrap superuser, the owner of tables made before
+// tables had owners: postgres if it is a superuser, else the first
+// superuser by name, else the session user trust authentication lets in.
+func (a *Auth) Bootstrap() string {
+	if r := a.roles["postgres"]; r != nil && r.Superuser {
+		return "postgres"
+	}
+	best := ""
+	for n, r := range a.roles {
+		if r.Superuser && (best == "" || n < best) {
+			best = n
+		}
+	}
+	if best == "" {
+		for n := range a.super {
+			if best == "" || n < best {
+				best = n
+			}
+		}
+	}
+	if best == "" {
+		best = "postgres"
+	}
+	return best
+}
+
+// Owner returns the owner of table t.
+func (a *Auth) Owner(t *TableDesc) string {
+	if t.Owner == "" {
+		return a.Bootstrap()
+	}
+	return t.Owner
+}
+
 // Superuser reports whether name is a superuser.
 func (a *Auth) Superuser(name string) bool {
 	if a.super[name] {
@@ -329,6 +368,9 @@ func (a *Auth) Mask(kind ObjectKind, acl ACL, owner, role string) (privs, grant 
 	if a.Superuser(role) {
 		return kind.All(), kind.All()
 	}
+	if owner == "" {
+		owner = a.Bootstrap()
+	}
 	if acl == nil {
 		acl = defaultFor(kind, owner)
 	}
@@ -382,6 +424,9 @@ func directGrant(kind ObjectKind, acl ACL, owner, role string) Privilege {
 // superusers) act as the owner; others as themselves or the inherited
 // role holding the most of the grant options.
 func (a *Auth) BestGrantor(kind ObjectKind, acl ACL, owner, role string, privs Privilege) (string, Privilege) {
+	if owner == "" {
+		owner = a.Bootstrap()
+	}
 	if acl == nil {
 		acl = defaultFor(kind, owner)
 	}
@@ -427,6 +472,9 @@ type ACLChange struct {
 // PostgreSQL's merge_acl_with_grant: the items of one grantee and grantor
 // merge; an item left without privileges goes.
 func (a *Auth) Apply(kind ObjectKind, acl ACL, owner string, ch ACLChange) (ACL, error) {
+	if owner == "" {
+		owner = a.Bootstrap()
+	}
 	if acl == nil {
 		acl = defaultFor(kind, owner)
 	}
@@ -584,6 +632,41 @@ func (db *DB) SchemaACL(database, schema string) (ACL, error) {
 // SetSchemaACL stores the ACL of schema in database.
 func (db *DB) SetSchemaACL(database, schema string, acl ACL) error {
 	return db.putJSON(nspACLKey(database, schema), acl)
+}
+
+// aclMu serializes read-modify-write changes of schema ACLs and default
+// privileges.
+var aclMu sync.Mutex
+
+// UpdateSchemaACL replaces the ACL of schema in database (nil: its
+// default) with what fn makes of it, atomically with other updates.
+func (db *DB) UpdateSchemaACL(database, schema string, fn func(ACL) (ACL, error)) error {
+	aclMu.Lock()
+	defer aclMu.Unlock()
+	acl, err := db.SchemaACL(database, schema)
+	if err != nil {
+		return err
+	}
+	if acl, err = fn(acl); err != nil {
+		return err
+	}
+	return db.SetSchemaACL(database, schema, acl)
+}
+
+// UpdateDefaultPrivileges replaces the default privileges of role in
+// schema for kind (nil: none) with what fn makes of them.
+func (db *DB) UpdateDefaultPrivileges(database, role, schema string, kind ObjectKind, fn func(ACL) (ACL, error)) error {
+	aclMu.Lock()
+	defer aclMu.Unlock()
+	var d DefaultPrivileges
+	if _, err := db.getJSON(defACLKey(database, role, schema, kind), &d); err != nil {
+		return err
+	}
+	acl, err := fn(d.ACL)
+	if err != nil {
+		return err
+	}
+	return db.SetDefaultPrivileges(database, DefaultPrivileges{Role: role, Schema: schema, Kind: kind, ACL: acl})
 }
 
 // DefaultPrivileges is one entry of ALTER DEFAULT PRIVILEGES: the ACL
