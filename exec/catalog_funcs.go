@@ -227,7 +227,15 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendNull()
 	case "pg_get_expr":
 		out.AppendBytes(f.vals[0].GetBytes(i))
-	case "obj_description", "col_description", "shobj_description", "pg_get_viewdef",
+	case "obj_description":
+		// Schema public is the one object PostgreSQL describes that
+		// deeplaked has.
+		if f.oid(0, i) == plan.NamespacePublic && (len(f.vals) < 2 || f.str(1, i) == "pg_namespace") {
+			out.AppendString("standard public schema")
+			return nil
+		}
+		out.AppendNull()
+	case "col_description", "shobj_description", "pg_get_viewdef",
 		"pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef":
 		out.AppendNull()
 	case "pg_relation_size", "pg_indexes_size", "pg_total_relation_size":
