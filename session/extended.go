@@ -424,7 +424,7 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 			}
 			// Checked at every Execute, not at Parse: a REVOKE since
 			// holds for a statement prepared before it.
-			if err := s.authorize(node); err != nil {
+			if err := s.authorizeLocking(node, sel.Locking); err != nil {
 				return false, err
 			}
 			if !sameColumns(columnsOf(node.Columns()), p.cols) {

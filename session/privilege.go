@@ -28,6 +28,9 @@ type need struct {
 // needs collects what a plan needs.
 type needs struct {
 	list []need
+	// lock is added to what each table read needs (UPDATE for SELECT
+	// ... FOR UPDATE), outside subqueries in expressions.
+	lock storage.Privilege
 	// seqs are the sequences the statement takes values of.
 	seqs []plan.SeqRef
 	err  error
@@ -50,7 +53,7 @@ func (ns *needs) node(n plan.Node) error {
 	switch n := n.(type) {
 	case nil:
 	case *plan.Scan:
-		ns.add(n.Table, -1, storage.PrivSelect)
+		ns.add(n.Table, -1, storage.PrivSelect|ns.lock)
 		ns.expr(n.Filter)
 	case *plan.SysScan, *plan.WorkTable:
 		// The catalog is readable by all, as in PostgreSQL.
@@ -178,9 +181,12 @@ func (ns *needs) expr(e plan.Expr) {
 		switch x := x.(type) {
 		case *plan.Subquery:
 			// Walk does not enter the subquery's plan.
+			lock := ns.lock
+			ns.lock = 0
 			if err := ns.node(x.Plan); err != nil && ns.err == nil {
 				ns.err = err
 			}
+			ns.lock = lock
 		case *plan.Call:
 			if x.Op == plan.OpNextVal {
 				ns.seqs = append(ns.seqs, x.Seq)
@@ -230,10 +236,19 @@ func (s *Session) aclDatabase() string { return storage.DefaultDatabase }
 // PostgreSQL's ExecCheckPermissions does when a statement starts: 42501
 // "permission denied for table t" otherwise.
 func (s *Session) authorize(n plan.Node) error {
+	return s.authorizeLocking(n, false)
+}
+
+// authorizeLocking is authorize, for a SELECT ... FOR UPDATE/SHARE when
+// locking: its tables need UPDATE too.
+func (s *Session) authorizeLocking(n plan.Node, locking bool) error {
 	if s.trusted() {
 		return nil
 	}
 	var ns needs
+	if locking {
+		ns.lock = storage.PrivUpdate
+	}
 	if err := ns.node(n); err != nil {
 		return err
 	}

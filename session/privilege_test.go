@@ -80,6 +80,13 @@ func TestPrivilegesPerStatement(t *testing.T) {
 		}
 		mustRun(t, admin, "REVOKE ALL ON t FROM alice", "REVOKE")
 	}
+	// SELECT ... FOR UPDATE needs UPDATE as well.
+	mustRun(t, admin, "GRANT SELECT ON t TO alice", "GRANT")
+	denied(t, alice, "SELECT x FROM t FOR UPDATE", "permission denied for table t")
+	mustRun(t, alice, "SELECT (SELECT count(*) FROM t) FOR SHARE", "")
+	mustRun(t, admin, "GRANT UPDATE ON t TO alice", "GRANT")
+	mustRun(t, alice, "SELECT x FROM t FOR UPDATE", "")
+	mustRun(t, admin, "REVOKE ALL ON t FROM alice", "REVOKE")
 	// A read of the rows in UPDATE and DELETE (WHERE, SET x = x, RETURNING)
 	// needs SELECT as well.
 	mustRun(t, admin, "GRANT UPDATE, DELETE ON t TO alice", "GRANT")

@@ -210,7 +210,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
-		if err := s.authorize(node); err != nil {
+		if err := s.authorizeLocking(node, st.Locking); err != nil {
 			return err
 		}
 		return s.runQuery(ctx, planner.Optimize(node), w)

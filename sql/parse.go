@@ -90,7 +90,12 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		if into := selectInto(s.SelectStmt); into != nil {
 			return convertSelectInto(s.SelectStmt, into)
 		}
-		return convertSelect(s.SelectStmt)
+		sel, err := convertSelect(s.SelectStmt)
+		if err != nil {
+			return nil, err
+		}
+		sel.Locking = len(s.SelectStmt.LockingClause) > 0
+		return sel, nil
 	case *pg.Node_CreateTableAsStmt:
 		return convertCreateTableAs(s.CreateTableAsStmt)
 	case *pg.Node_TruncateStmt:
