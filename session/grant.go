@@ -197,7 +197,11 @@ func (s *Session) execGrant(st *sql.Grant, w ResultWriter) error {
 				msg = "not all privileges could be revoked for \"%s\""
 			}
 			if msg != "" {
-				if err := s.notice(w, severityWarning, pgerror.Code("01007"), msg, tg.name()); err != nil {
+				code := pgerror.Code("01007") // warning_privilege_not_granted
+				if st.Revoke {
+					code = pgerror.Code("01006") // warning_privilege_not_revoked
+				}
+				if err := s.notice(w, severityWarning, code, msg, tg.name()); err != nil {
 					return nil, err
 				}
 			}
