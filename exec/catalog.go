@@ -50,12 +50,15 @@ func sequenceName(t *storage.TableDesc, col int) string {
 type sysCatalog struct {
 	tables []*storage.TableDesc
 	roles  []sysRole
+	// priv is read when a privilege function or ACL first needs it.
+	priv *privView
 }
 
 type sysRole struct {
 	name         string
 	oid          uint32
 	super, login bool
+	noInherit    bool
 }
 
 // catalog returns this statement's view of the catalog.
@@ -83,7 +86,7 @@ func (e *Env) catalog() (*sysCatalog, error) {
 			if i == boot {
 				oid = bootstrapRoleOID
 			}
-			c.roles = append(c.roles, sysRole{name: r.Name, oid: oid, super: r.Superuser, login: r.Login})
+			c.roles = append(c.roles, sysRole{name: r.Name, oid: oid, super: r.Superuser, login: r.Login, noInherit: r.NoInherit})
 		}
 		if boot < 0 {
 			// Without stored superusers (trust authentication), the

@@ -109,6 +109,9 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		}
 	case "current_user", "session_user":
 		u := env.User
+		if f.fn.Name == "current_user" && env.Role != "" {
+			u = env.Role
+		}
 		if u == "" {
 			u, _ = cat.roleName(bootstrapRoleOID)
 		}
@@ -159,7 +162,17 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 	case "pg_is_in_recovery", "pg_relation_is_publishable":
 		out.AppendBool(false)
 	case "has_table_privilege", "has_schema_privilege", "has_database_privilege", "has_column_privilege",
-		"has_any_column_privilege", "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible",
+		"has_any_column_privilege", "pg_has_role":
+		res, ok, err := f.privilegeFunc(cat, i)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			out.AppendNull()
+			return nil
+		}
+		out.AppendBool(res)
+	case "has_function_privilege", "pg_type_is_visible", "pg_function_is_visible",
 		"pg_operator_is_visible", "pg_opclass_is_visible", "pg_collation_is_visible", "pg_conversion_is_visible",
 		"pg_ts_config_is_visible", "pg_ts_parser_is_visible", "pg_ts_dict_is_visible", "pg_ts_template_is_visible":
 		out.AppendBool(true)
@@ -214,7 +227,15 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendNull()
 	case "pg_get_expr":
 		out.AppendBytes(f.vals[0].GetBytes(i))
-	case "obj_description", "col_description", "shobj_description", "pg_get_viewdef",
+	case "obj_description":
+		// Schema public is the one object PostgreSQL describes that
+		// deeplaked has.
+		if f.oid(0, i) == plan.NamespacePublic && (len(f.vals) < 2 || f.str(1, i) == "pg_namespace") {
+			out.AppendString("standard public schema")
+			return nil
+		}
+		out.AppendNull()
+	case "col_description", "shobj_description", "pg_get_viewdef",
 		"pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef":
 		out.AppendNull()
 	case "pg_relation_size", "pg_indexes_size", "pg_total_relation_size":

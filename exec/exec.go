@@ -27,7 +27,12 @@ type Env struct {
 	// returns a run-time parameter's value (current_setting, pg_settings).
 	User     string
 	Database string
-	Setting  func(name string) (string, bool)
+	// Role is the current role (SET ROLE) when it is not User; Auth
+	// returns the roles as privileges are decided for this session (nil:
+	// the stored ones), for the has_*_privilege functions.
+	Role    string
+	Auth    func() (*storage.Auth, error)
+	Setting func(name string) (string, bool)
 	// Settings lists every run-time parameter (pg_settings).
 	Settings func() []SettingRow
 	// TempFile makes a temporary file for work that outgrows memory (an

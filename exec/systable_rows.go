@@ -13,20 +13,29 @@ import (
 // inheritance, triggers, publications, rules, extensions...
 var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 	"pg_catalog.pg_namespace": func(env *Env, c *sysCatalog, r *sysRows) {
+		p, err := env.privileges()
 		for _, n := range namespaces {
 			owner := bootstrapRoleOID
 			if n.oid == plan.NamespacePublic {
 				owner = databaseOwnerOID // as in PostgreSQL 15
 			}
-			r.row(n.oid, n.name, owner, nil)
+			var acl any
+			if err == nil {
+				acl = namespaceACL(p, n.oid)
+			}
+			r.row(n.oid, n.name, owner, acl)
 		}
 	},
 	"pg_catalog.pg_class": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, rel := range c.relations() {
 			persistence := "p"
-			r.row(rel.oid, rel.name, rel.nsp, uint32(0), uint32(0), bootstrapRoleOID, rel.am, rel.oid, uint32(0),
+			owner := bootstrapRoleOID
+			if rel.table != nil {
+				owner = c.ownerOID(rel.table)
+			}
+			r.row(rel.oid, rel.name, rel.nsp, uint32(0), uint32(0), owner, rel.am, rel.oid, uint32(0),
 				0, float64(-1), 0, uint32(0), rel.hasIndex, false, persistence, string(rel.kind), rel.natts, 0,
-				false, false, false, false, false, true, "d", false, uint32(0), nil, nil, nil)
+				false, false, false, false, false, true, "d", false, uint32(0), relACL(rel), nil, nil)
 		}
 	},
 	"pg_catalog.pg_attribute": func(env *Env, c *sysCatalog, r *sysRows) {
@@ -142,8 +151,8 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"pg_catalog.pg_sequences": func(env *Env, c *sysCatalog, r *sysRows) {
-		owner, _ := c.roleName(bootstrapRoleOID)
 		for _, t := range c.tables {
+			owner := c.ownerOf(t)
 			for i, col := range t.Columns {
 				if col.Serial {
 					maxv := int64(1<<63 - 1)
@@ -168,7 +177,7 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 	},
 	"pg_catalog.pg_roles": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, role := range c.roles {
-			r.row(role.name, role.super, true, role.super, role.super, role.login, role.super, -1, "********", nil, role.super, nil, role.oid)
+			r.row(role.name, role.super, !role.noInherit, role.super, role.super, role.login, role.super, -1, "********", nil, role.super, nil, role.oid)
 		}
 	},
 	"pg_catalog.pg_user": func(env *Env, c *sysCatalog, r *sysRows) {
@@ -234,10 +243,14 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"pg_catalog.pg_tables": func(env *Env, c *sysCatalog, r *sysRows) {
-		owner, _ := c.roleName(bootstrapRoleOID)
+		boot, _ := c.roleName(bootstrapRoleOID)
 		for _, rel := range c.relations() {
 			if rel.kind != 'r' {
 				continue
+			}
+			owner := boot
+			if rel.table != nil {
+				owner = c.ownerOf(rel.table)
 			}
 			nsp, _ := namespaceName(rel.nsp)
 			r.row(nsp, rel.name, owner, nil, rel.hasIndex, false, false, false)
@@ -253,6 +266,13 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			}
 		}
 	},
+	"pg_catalog.pg_auth_members": authMembers,
+	"information_schema.table_privileges": func(env *Env, c *sysCatalog, r *sysRows) {
+		tableGrants(env, c, r, false)
+	},
+	"information_schema.role_table_grants": func(env *Env, c *sysCatalog, r *sysRows) {
+		tableGrants(env, c, r, true)
+	},
 	"information_schema.schemata": func(env *Env, c *sysCatalog, r *sysRows) {
 		owner, _ := c.roleName(bootstrapRoleOID)
 		for _, n := range namespaces {
@@ -260,9 +280,13 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"information_schema.tables": func(env *Env, c *sysCatalog, r *sysRows) {
+		p, err := env.privileges()
 		for _, rel := range c.relations() {
 			if rel.kind != 'r' && rel.kind != 'v' {
 				continue
+			}
+			if rel.table != nil && (err != nil || !p.visibleTable(rel.table)) {
+				continue // only tables the role has some privilege on
 			}
 			nsp, _ := namespaceName(rel.nsp)
 			typ, ins := "BASE TABLE", "YES"
@@ -273,7 +297,11 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"information_schema.columns": func(env *Env, c *sysCatalog, r *sysRows) {
+		p, err := env.privileges()
 		for _, t := range c.tables {
+			if err != nil || !p.visibleTable(t) {
+				continue
+			}
 			for i, col := range t.Columns {
 				oid, typmod, _, _ := columnType(col.Type)
 				tt, _ := typeByOID(oid)
@@ -333,7 +361,7 @@ func (e *Env) databaseName() string {
 var procNames = []string{
 	"array_to_string", "col_description", "current_database", "current_schema", "current_schemas",
 	"current_setting", "current_user", "format_type", "has_database_privilege", "has_schema_privilege",
-	"has_table_privilege", "obj_description", "pg_encoding_to_char", "pg_get_constraintdef", "pg_get_expr",
+	"has_table_privilege", "has_any_column_privilege", "has_column_privilege", "pg_has_role", "obj_description", "pg_encoding_to_char", "pg_get_constraintdef", "pg_get_expr",
 	"pg_get_indexdef", "pg_get_userbyid", "pg_table_is_visible", "session_user", "to_regclass",
 	"to_regnamespace", "to_regtype", "version",
 }

@@ -61,6 +61,9 @@ func (s *Session) declareCursor(ctx context.Context, st *sql.DeclareCursor, w Re
 	if err != nil {
 		return err
 	}
+	if err := s.authorize(node); err != nil {
+		return err
+	}
 	node = planner.Optimize(node)
 	p := &Portal{cols: columnsOf(node.Columns()), started: true, hold: st.Hold}
 	if st.Hold {

@@ -17,6 +17,9 @@ func (s *Session) execExplain(st *sql.Explain, cat sql.Catalog, w ResultWriter) 
 	if err != nil {
 		return err
 	}
+	if err := s.authorize(node); err != nil {
+		return err
+	}
 	lines := plan.Explain(planner.Optimize(node))
 	if err := w.WriteColumns(explainColumns); err != nil {
 		return err

@@ -422,6 +422,11 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 			if err != nil {
 				return false, err
 			}
+			// Checked at every Execute, not at Parse: a REVOKE since
+			// holds for a statement prepared before it.
+			if err := s.authorizeLocking(node, sel.Locking); err != nil {
+				return false, err
+			}
 			if !sameColumns(columnsOf(node.Columns()), p.cols) {
 				// The tables changed since the statement was described;
 				// clients (pgx) prepare it again on this error.

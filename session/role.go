@@ -12,8 +12,8 @@ import (
 // authentication anyone may, which is how the first role is made.
 func (s *Session) execRole(st sql.Stmt, w ResultWriter) error {
 	db := s.eng.db
-	if s.eng.AuthEnabled {
-		r, err := db.Role(s.User)
+	if !s.trusted() {
+		r, err := db.Role(s.currentRole())
 		if err != nil || !r.Superuser {
 			what := "create role"
 			switch st.(type) {
@@ -30,9 +30,15 @@ func (s *Session) execRole(st sql.Stmt, w ResultWriter) error {
 		if err := db.CreateRole(st.Name, st.Login, st.Superuser, st.Password); err != nil {
 			return err
 		}
+		if st.NoInherit {
+			no := false
+			if err := db.AlterRole(st.Name, storage.RoleChange{Inherit: &no}); err != nil {
+				return err
+			}
+		}
 		return w.WriteComplete("CREATE ROLE")
 	case *sql.AlterRole:
-		ch := storage.RoleChange{Login: st.Login, Superuser: st.Superuser, Password: st.Password, ClearPassword: st.ClearPassword}
+		ch := storage.RoleChange{Login: st.Login, Superuser: st.Superuser, Inherit: st.Inherit, Password: st.Password, ClearPassword: st.ClearPassword}
 		if err := db.AlterRole(st.Name, ch); err != nil {
 			return err
 		}

@@ -166,6 +166,14 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	case *sql.CreateTableAs:
 		return s.createTableAs(ctx, st, w)
 	case *sql.DropTable:
+		// Every table is checked before any is dropped.
+		for _, name := range st.Names {
+			if t, err := db.Table(name); err == nil {
+				if err := s.requireOwner(t); err != nil {
+					return err
+				}
+			}
+		}
 		for _, name := range st.Names {
 			dropped, err := db.DropTable(name, st.IfExists)
 			if err != nil {
@@ -179,6 +187,11 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return w.WriteComplete("DROP TABLE")
 	case *sql.SetVar:
+		if st.Name == "role" {
+			if err := s.checkSetRole(st); err != nil {
+				return err
+			}
+		}
 		return s.execSet(st, w)
 	case *sql.SetSnapshot:
 		if !s.explicit {
@@ -197,6 +210,9 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
+		if err := s.authorizeLocking(node, st.Locking); err != nil {
+			return err
+		}
 		return s.runQuery(ctx, planner.Optimize(node), w)
 	case *sql.Insert:
 		n, res, err := s.insert(ctx, st)
@@ -209,6 +225,9 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
+		if err := s.authorize(n); err != nil {
+			return err
+		}
 		res, err := exec.RunUpdate(s.env(ctx), n)
 		if err != nil {
 			return err
@@ -217,6 +236,9 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	case *sql.Delete:
 		n, err := sql.BindDelete(s.catalog(), st)
 		if err != nil {
+			return err
+		}
+		if err := s.authorize(n); err != nil {
 			return err
 		}
 		res, err := exec.RunDelete(s.env(ctx), n)
@@ -235,6 +257,9 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 				return err
 			}
 			dels[i] = n
+			if err := s.authorizeTables(storage.PrivTruncate, n.Table); err != nil {
+				return err
+			}
 		}
 		for _, n := range dels {
 			if _, err := exec.RunDelete(s.env(ctx), n); err != nil {
@@ -252,9 +277,22 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execCursorStmt(ctx, st, w)
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
 		return s.execRole(st, w)
+	case *sql.Grant:
+		return s.execGrant(st, w)
+	case *sql.GrantRole:
+		return s.execGrantRole(st, w)
+	case *sql.AlterDefaultPrivileges:
+		return s.execAlterDefaultPrivileges(st, w)
+	case *sql.AlterTableOwner:
+		return s.execAlterTableOwner(st, w)
 	case *sql.Explain:
 		return s.execExplain(st, s.catalog(), w)
 	case *sql.CreateIndex:
+		if t, err := db.Table(st.Table); err == nil {
+			if err := s.requireOwner(t); err != nil {
+				return err
+			}
+		}
 		name, ix, err := sql.BindCreateIndex(db, st)
 		if err != nil {
 			return err
@@ -271,6 +309,13 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return w.WriteComplete("CREATE INDEX")
 	case *sql.DropIndex:
 		for _, name := range st.Names {
+			if t := indexTable(db, name); t != nil {
+				if err := s.requireOwner(t); err != nil {
+					return err
+				}
+			}
+		}
+		for _, name := range st.Names {
 			dropped, err := db.DropIndex(name, st.IfExists)
 			if err != nil {
 				return err
@@ -283,6 +328,15 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return w.WriteComplete("DROP INDEX")
 	case *sql.Reindex:
+		t := indexTable(db, st.Name)
+		if st.Table {
+			t, _ = db.Table(st.Name)
+		}
+		if t != nil {
+			if err := s.requireOwner(t); err != nil {
+				return err
+			}
+		}
 		if err := db.Reindex(ctx, st.Name, st.Table); err != nil {
 			return err
 		}
@@ -323,6 +377,9 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 	if err != nil {
 		return nil, err
 	}
+	if err := s.newTable(desc); err != nil {
+		return nil, err
+	}
 	created, err := s.eng.db.CreateTable(desc, st.IfNotExists)
 	if err != nil || created {
 		return desc, err
@@ -340,6 +397,9 @@ func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w Re
 	db := s.eng.db
 	q, err := sql.BindSelect(s.catalog(), st.Query)
 	if err != nil {
+		return err
+	}
+	if err := s.authorize(q); err != nil {
 		return err
 	}
 	cols := q.Columns()
@@ -387,6 +447,9 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.authorize(n); err != nil {
+		return nil, nil, err
+	}
 	n = planner.Optimize(n).(*plan.Insert)
 	res, err := exec.RunInsert(s.env(ctx), n)
 	return n, res, err
@@ -397,6 +460,9 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) error {
 	n, err := sql.BindCopy(s.eng.db, st)
 	if err != nil {
+		return err
+	}
+	if err := s.authorize(n); err != nil {
 		return err
 	}
 	if sw, ok := w.(StatementContextSetter); ok {
@@ -418,6 +484,9 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) error {
 	n, err := sql.BindCopyTo(s.catalog(), st)
 	if err != nil {
+		return err
+	}
+	if err := s.authorize(n); err != nil {
 		return err
 	}
 	n.Query = planner.Optimize(n.Query)
@@ -458,18 +527,44 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 		return pgerror.New(pgerror.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 	}
 	db := s.eng.db
-	for _, name := range st.Tables {
-		if _, err := db.Table(name); err != nil {
+	tables := make([]*storage.TableDesc, len(st.Tables))
+	for i, name := range st.Tables {
+		t, err := db.Table(name)
+		if err != nil {
+			return err
+		}
+		tables[i] = t
+	}
+	var a *storage.Auth
+	if !s.trusted() {
+		var err error
+		if a, err = s.auth(); err != nil {
 			return err
 		}
 	}
 	if len(st.Tables) == 0 {
-		if _, err := db.Vacuum(ctx, ""); err != nil {
-			return err
+		if s.trusted() || a.Superuser(s.currentRole()) {
+			if _, err := db.Vacuum(ctx, ""); err != nil {
+				return err
+			}
+			return w.WriteComplete("VACUUM")
+		}
+		// A database-wide VACUUM by others passes over the tables they
+		// do not own, as in PostgreSQL.
+		for _, t := range db.Tables() {
+			if s.ownsTable(a, t) {
+				tables = append(tables, t)
+			}
 		}
 	}
-	for _, name := range st.Tables {
-		if _, err := db.Vacuum(ctx, name); err != nil {
+	for _, t := range tables {
+		if len(st.Tables) > 0 && !s.ownsTable(a, t) {
+			if err := s.notice(w, severityWarning, pgerror.Code("01000"), "skipping \"%s\" --- only table or database owner can vacuum it", t.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := db.Vacuum(ctx, t.Name); err != nil {
 			return err
 		}
 	}
@@ -486,7 +581,7 @@ func (s *Session) catalog() sql.Catalog {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
@@ -587,4 +682,16 @@ func (s *Session) writeDML(w ResultWriter, verb string, cols []plan.Column, res 
 		}
 	}
 	return w.WriteComplete(fmt.Sprintf("%s %d", verb, res.Count))
+}
+
+// indexTable returns the table of the index name, or nil.
+func indexTable(db *storage.DB, name string) *storage.TableDesc {
+	for _, t := range db.Tables() {
+		for _, ix := range t.Indexes {
+			if ix.Name == name {
+				return t
+			}
+		}
+	}
+	return nil
 }

@@ -105,6 +105,9 @@ type (
 		Larg, Rarg *Select
 		// With holds the WITH clause's common table expressions.
 		With []CTE
+		// Locking is FOR UPDATE/SHARE on the statement: rows are not
+		// locked, but the clause needs UPDATE as in PostgreSQL.
+		Locking bool
 	}
 	// CTE is one name [(cols)] AS (query) of WITH; Recursive when the WITH
 	// is WITH RECURSIVE.

@@ -66,6 +66,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"has_function_privilege":             {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"has_column_privilege":               {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypBool},
 	"has_any_column_privilege":           {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"pg_has_role":                        {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"replace":                            {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 3, ret: types.TypText},
 	"strpos":                             {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypInt4},
 	"left":                               {args: []types.Type{types.TypText, types.TypInt4}, min: 2, ret: types.TypText},
@@ -143,6 +144,8 @@ func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 			// pg_relation_size('items_embedding_idx'): PostgreSQL's
 			// argument is a regclass, so a literal is a relation's name.
 			out[i], _ = regCast(a, types.Type{Kind: types.RegClass})
+		case privilegeFuncs[name] && want.IsTextual() && (at.IsOID() || at.IsInteger()):
+			out[i] = a // a role or object by OID
 		case at.Equal(want), isUnknown(a):
 			out[i] = castExpr(a, want)
 		case want.IsOID() && at.IsInteger(), want.IsInteger() && at.IsInteger():
@@ -155,6 +158,13 @@ func catalogCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		}
 	}
 	return &plan.Func{Name: name, Args: out, Typ: cf.ret}, true, nil
+}
+
+// privilegeFuncs name the functions whose role and object arguments are
+// a name or an OID, as PostgreSQL's variants of them take.
+var privilegeFuncs = map[string]bool{
+	"has_table_privilege": true, "has_schema_privilege": true, "has_database_privilege": true,
+	"has_column_privilege": true, "has_any_column_privilege": true, "pg_has_role": true,
 }
 
 // regclassArg names the functions whose first argument is a regclass in

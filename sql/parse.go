@@ -90,7 +90,12 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		if into := selectInto(s.SelectStmt); into != nil {
 			return convertSelectInto(s.SelectStmt, into)
 		}
-		return convertSelect(s.SelectStmt)
+		sel, err := convertSelect(s.SelectStmt)
+		if err != nil {
+			return nil, err
+		}
+		sel.Locking = len(s.SelectStmt.LockingClause) > 0
+		return sel, nil
 	case *pg.Node_CreateTableAsStmt:
 		return convertCreateTableAs(s.CreateTableAsStmt)
 	case *pg.Node_TruncateStmt:
@@ -133,6 +138,18 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCreateExtension(s.CreateExtensionStmt)
 	case *pg.Node_ReindexStmt:
 		return convertReindex(s.ReindexStmt)
+	case *pg.Node_GrantStmt:
+		if g, err := convertGrant(s.GrantStmt); err != nil {
+			return nil, err
+		} else {
+			return g, nil
+		}
+	case *pg.Node_GrantRoleStmt:
+		return convertGrantRole(s.GrantRoleStmt)
+	case *pg.Node_AlterDefaultPrivilegesStmt:
+		return convertAlterDefaultPrivileges(s.AlterDefaultPrivilegesStmt)
+	case *pg.Node_AlterTableStmt:
+		return convertAlterTable(s.AlterTableStmt)
 	}
 	return nil, unsupported(stmtKind(text))
 }

@@ -11,6 +11,7 @@ type CreateRole struct {
 	Name      string
 	Login     bool
 	Superuser bool
+	NoInherit bool
 	// Password is nil when none is given (or PASSWORD NULL).
 	Password *string
 	// User is set for CREATE USER, for the command tag.
@@ -23,6 +24,7 @@ type AlterRole struct {
 	Name          string
 	Login         *bool
 	Superuser     *bool
+	Inherit       *bool
 	Password      *string
 	ClearPassword bool
 }
@@ -39,9 +41,9 @@ func (*DropRole) stmt()   {}
 
 // roleOptions are the options of CREATE/ALTER ROLE that deeplaked knows.
 type roleOptions struct {
-	login, superuser *bool
-	password         *string
-	clearPassword    bool
+	login, superuser, inherit *bool
+	password                  *string
+	clearPassword             bool
 }
 
 func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
@@ -57,16 +59,19 @@ func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
 		}
 		seen[d.Defname] = true
 		switch d.Defname {
-		case "canlogin", "superuser":
+		case "canlogin", "superuser", "inherit":
 			b, ok := d.Arg.GetNode().(*pg.Node_Boolean)
 			if !ok {
 				return ro, pgerror.Newf(pgerror.SyntaxError, "invalid value for %s", d.Defname)
 			}
 			v := b.Boolean.Boolval
-			if d.Defname == "canlogin" {
+			switch d.Defname {
+			case "canlogin":
 				ro.login = &v
-			} else {
+			case "superuser":
 				ro.superuser = &v
+			default:
+				ro.inherit = &v
 			}
 		case "password":
 			if d.Arg == nil {
@@ -102,6 +107,7 @@ func convertCreateRole(s *pg.CreateRoleStmt) (Stmt, error) {
 	if ro.superuser != nil {
 		cr.Superuser = *ro.superuser
 	}
+	cr.NoInherit = ro.inherit != nil && !*ro.inherit
 	return cr, nil
 }
 
@@ -121,7 +127,7 @@ func convertAlterRole(s *pg.AlterRoleStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, Password: ro.password, ClearPassword: ro.clearPassword}, nil
+	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, Inherit: ro.inherit, Password: ro.password, ClearPassword: ro.clearPassword}, nil
 }
 
 func convertDropRole(s *pg.DropRoleStmt) (Stmt, error) {

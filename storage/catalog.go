@@ -23,6 +23,9 @@ type ColumnDesc struct {
 	// Compression is the column's chunk compression ("none", "zstd",
 	// "lz4", "s2"); "" means the table's default.
 	Compression string `json:",omitempty"`
+	// SeqACL is the ACL of a serial column's sequence; nil while it has
+	// its default (the table's owner holds every privilege).
+	SeqACL ACL `json:",omitempty"`
 }
 
 // TableDesc describes a table. A TableDesc returned by the DB is shared
@@ -37,6 +40,12 @@ type TableDesc struct {
 	Options TableOptions
 	// Indexes are the table's vector indexes (see index.go).
 	Indexes []IndexDesc `json:",omitempty"`
+	// Owner is the role that created the table; "" for tables made before
+	// tables had owners, which belong to the bootstrap superuser.
+	Owner string `json:",omitempty"`
+	// ACL holds the privileges granted on the table; nil while it has its
+	// default (the owner holds every privilege, PUBLIC none).
+	ACL ACL `json:",omitempty"`
 }
 
 // TableOptions are a table's storage parameters. Zero values mean the

@@ -14,6 +14,9 @@ import (
 //	m/ctr/<name>                     counter high-water mark (uint64 BE)
 //	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
 //	m/role/<name>                    role (JSON, password as a SCRAM verifier)
+//	m/member/<role>\0<member>        role membership (JSON: grantor, admin option)
+//	m/nspacl/<database>\0<schema>    a schema's ACL (JSON), absent while it has its default
+//	m/defacl/<database>\0<role>\0<schema>\0<kind>  default privileges (JSON)
 //	m/dropped/<table id BE8>         a dropped table whose objects are still to delete → its name
 //	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
 //	t<table id BE8>f<frag id BE8>    fragment descriptor
@@ -42,7 +45,26 @@ var (
 	seqPrefix   = []byte("m/seq/")
 	rolePrefix  = []byte("m/role/")
 	dropPrefix  = []byte("m/dropped/")
+
+	memberPrefix = []byte("m/member/")
+	nspACLPrefix = []byte("m/nspacl/")
+	defACLPrefix = []byte("m/defacl/")
 )
+
+func memberKey(role, member string) []byte {
+	return append(append(append(append([]byte(nil), memberPrefix...), role...), 0), member...)
+}
+
+func nspACLKey(database, schema string) []byte {
+	return append(append(append(append([]byte(nil), nspACLPrefix...), database...), 0), schema...)
+}
+
+func defACLKey(database, role, schema string, kind ObjectKind) []byte {
+	k := append(append([]byte(nil), defACLPrefix...), database...)
+	k = append(append(k, 0), role...)
+	k = append(append(k, 0), schema...)
+	return append(k, 0, byte(kind))
+}
 
 func descKey(name string) []byte { return append(append([]byte(nil), tablePrefix...), name...) }
 

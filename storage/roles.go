@@ -25,6 +25,9 @@ type Role struct {
 	Name      string
 	Login     bool
 	Superuser bool
+	// NoInherit is NOINHERIT: the role does not use the privileges of the
+	// roles it is a member of without SET ROLE.
+	NoInherit bool `json:",omitempty"`
 	// Verifier is PostgreSQL's "SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>",
 	// or "" when the role has no password (it then cannot log in with
 	// password authentication).
@@ -35,6 +38,7 @@ type Role struct {
 type RoleChange struct {
 	Login     *bool
 	Superuser *bool
+	Inherit   *bool
 	// Password sets a new password; ClearPassword removes it.
 	Password      *string
 	ClearPassword bool
@@ -119,6 +123,9 @@ func (db *DB) AlterRole(name string, ch RoleChange) error {
 	if ch.Superuser != nil {
 		r.Superuser = *ch.Superuser
 	}
+	if ch.Inherit != nil {
+		r.NoInherit = !*ch.Inherit
+	}
 	if ch.ClearPassword {
 		r.Verifier = ""
 	}
@@ -132,8 +139,9 @@ func (db *DB) AlterRole(name string, ch RoleChange) error {
 	return db.putRole(r)
 }
 
-// DropRole removes the named role. A missing role is 42704 unless ifExists,
-// in which case DropRole reports false.
+// DropRole removes the named role and its memberships. A missing role is
+// 42704 unless ifExists, in which case DropRole reports false; a role that
+// owns tables or holds privileges is 2BP01, as in PostgreSQL.
 func (db *DB) DropRole(name string, ifExists bool) (bool, error) {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
@@ -143,7 +151,20 @@ func (db *DB) DropRole(name string, ifExists bool) (bool, error) {
 		}
 		return false, err
 	}
-	if err := db.kv.Delete(roleKey(name), pebble.Sync); err != nil {
+	if deps := db.roleDependents(name); len(deps) > 0 {
+		return false, pgerror.Newf(pgerror.DependentObjectsStillExist, "role \"%s\" cannot be dropped because some objects depend on it", name).
+			WithDetail("%s", strings.Join(deps, "\n"))
+	}
+	b := db.kv.NewBatch()
+	defer b.Close()
+	err := db.dropMemberships(b, name)
+	if err == nil {
+		err = b.Delete(roleKey(name), nil)
+	}
+	if err == nil {
+		err = b.Commit(pebble.Sync)
+	}
+	if err != nil {
 		return false, fmt.Errorf("dropping role %q: %w", name, err)
 	}
 	return true, nil
