@@ -38,6 +38,9 @@ type Env struct {
 	// and StmtNow the statement's (statement_timestamp()); zero: the time
 	// each call is first evaluated.
 	Now, StmtNow time.Time
+	// Mem is the monitor the statement's operators reserve the memory
+	// they hold from (the session's); nil: no limit.
+	Mem *MemMonitor
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.

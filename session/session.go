@@ -23,6 +23,20 @@ type Engine struct {
 	// AuthEnabled restricts role statements to superusers; set it before
 	// the first session when clients authenticate with passwords.
 	AuthEnabled bool
+	// mem is the server's memory accountant (SetMemoryLimit); memLimit
+	// the limit memory_limit shows.
+	mem      *exec.MemMonitor
+	memLimit int64
+}
+
+// SetMemoryLimit sets the server's memory limit, before the first session:
+// three quarters of it bound what query operators hold, all sessions
+// together (the rest is for storage caches, connection buffers, values in
+// flight and the Go runtime's headroom); beyond it a query fails with
+// 53200.
+func (e *Engine) SetMemoryLimit(limit int64) {
+	e.memLimit = limit
+	e.mem = exec.NewMemMonitor("server", limit/4*3)
 }
 
 // NewEngine returns an engine serving db.
@@ -60,11 +74,17 @@ type Session struct {
 	params *sql.Params
 	// codec decodes binary parameter values.
 	codec types.BinaryCodec
+	// mem is the session's memory monitor, a child of the server's.
+	mem *exec.MemMonitor
 }
 
 // NewSession starts a session for user on database.
 func (e *Engine) NewSession(user, database string) *Session {
-	return &Session{eng: e, User: user, Database: database, settings: newSettings(user)}
+	s := &Session{eng: e, User: user, Database: database, settings: newSettings(user), mem: e.mem.Child("session")}
+	if e.memLimit > 0 {
+		s.settings.setFixed("memory_limit", exec.FormatBytes(e.memLimit))
+	}
+	return s
 }
 
 // TxStatus returns the ReadyForQuery status byte.
@@ -78,8 +98,10 @@ func (s *Session) TxStatus() byte {
 	return TxIdle
 }
 
-// Close rolls back any open transaction.
+// Close rolls back any open transaction and gives back the memory its
+// operators still hold.
 func (s *Session) Close() {
+	defer s.mem.Stop()
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -486,7 +508,7 @@ func (s *Session) catalog() sql.Catalog {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
