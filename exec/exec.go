@@ -49,6 +49,20 @@ type Env struct {
 	cat *sysCatalog
 	// work holds each running RecursiveUnion's working table, by ID.
 	work map[int]*types.Batch
+	// subAcc holds the rows subqueries keep (IN lists, ARRAY(...)) until
+	// the statement ends (Close).
+	subAcc *MemAccount
+}
+
+// Close gives back the memory the statement's expressions still hold
+// (its operators give theirs back when closed). Call it when the
+// statement, or the cursor running it, is done.
+func (e *Env) Close() {
+	if e == nil {
+		return
+	}
+	e.subAcc.Close()
+	e.subAcc = nil
 }
 
 func (e *Env) rng() *rand.Rand {

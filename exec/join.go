@@ -441,14 +441,23 @@ func (j *joinOp) Close() {
 // rather than exhausting the server.
 var maxBuildBytes int64 = 1 << 30
 
-// batchBytes estimates the memory a batch's values take.
+// batchBytes estimates the memory a batch's values take (by capacity:
+// what its vectors hold allocated).
 func batchBytes(b *types.Batch) int64 {
+	if b == nil {
+		return 0
+	}
 	var n int64
 	for _, c := range b.Cols {
-		n += int64(cap(c.Bytes.Data)) + 4*int64(cap(c.Bytes.Offsets)) + 8*int64(cap(c.Ints)+cap(c.Floats)) +
-			int64(cap(c.Bools)+cap(c.Nulls))
+		n += vecBytes(c)
 	}
 	return n
+}
+
+// vecBytes estimates the memory a vector's values take.
+func vecBytes(c *types.Vec) int64 {
+	return int64(cap(c.Bytes.Data)) + 4*int64(cap(c.Bytes.Offsets)) + 8*int64(cap(c.Ints)+cap(c.Floats)) +
+		int64(cap(c.Bools)+cap(c.Nulls))
 }
 
 func tooMuchMemory(what string) error {

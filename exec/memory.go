@@ -227,3 +227,8 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// maxFieldBytes is the largest value a field holds, as in PostgreSQL (1 GB
+// less a varlena's header): functions that would build a larger one fail
+// with 54000 before they allocate it.
+const maxFieldBytes = 1<<30 - 1 - 4

@@ -76,6 +76,8 @@ type Session struct {
 	codec types.BinaryCodec
 	// mem is the session's memory monitor, a child of the server's.
 	mem *exec.MemMonitor
+	// lastEnv is the Env of the last DML statement (stmtEnv).
+	lastEnv *exec.Env
 }
 
 // NewSession starts a session for user on database.
@@ -102,6 +104,7 @@ func (s *Session) TxStatus() byte {
 // operators still hold.
 func (s *Session) Close() {
 	defer s.mem.Stop()
+	s.lastEnv.Close()
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -231,7 +234,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
-		res, err := exec.RunUpdate(s.env(ctx), n)
+		res, err := exec.RunUpdate(s.stmtEnv(ctx), n)
 		if err != nil {
 			return err
 		}
@@ -241,7 +244,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err != nil {
 			return err
 		}
-		res, err := exec.RunDelete(s.env(ctx), n)
+		res, err := exec.RunDelete(s.stmtEnv(ctx), n)
 		if err != nil {
 			return err
 		}
@@ -259,7 +262,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			dels[i] = n
 		}
 		for _, n := range dels {
-			if _, err := exec.RunDelete(s.env(ctx), n); err != nil {
+			if _, err := exec.RunDelete(s.stmtEnv(ctx), n); err != nil {
 				return err
 			}
 		}
@@ -410,7 +413,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 		return nil, nil, err
 	}
 	n = planner.Optimize(n).(*plan.Insert)
-	res, err := exec.RunInsert(s.env(ctx), n)
+	res, err := exec.RunInsert(s.stmtEnv(ctx), n)
 	return n, res, err
 }
 
@@ -428,7 +431,7 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 	if err != nil {
 		return err
 	}
-	count, err := exec.RunCopyFrom(s.env(ctx), n, r)
+	count, err := exec.RunCopyFrom(s.stmtEnv(ctx), n, r)
 	if err != nil {
 		return err
 	}
@@ -457,7 +460,9 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 			return err
 		}
 	}
-	ct, err := exec.NewCopyTo(s.env(ctx), n)
+	env := s.env(ctx)
+	defer env.Close()
+	ct, err := exec.NewCopyTo(env, n)
 	if err != nil {
 		return err
 	}
@@ -505,6 +510,15 @@ func (s *Session) catalog() sql.Catalog {
 		return sql.WithParams(s.eng.db, s.params)
 	}
 	return s.eng.db
+}
+
+// stmtEnv returns an Env for a statement that runs to its end within the
+// call; what it holds is given back then (at the next statement at the
+// latest).
+func (s *Session) stmtEnv(ctx context.Context) *exec.Env {
+	s.lastEnv.Close()
+	s.lastEnv = s.env(ctx)
+	return s.lastEnv
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
@@ -578,7 +592,9 @@ func columnsOf(cols []plan.Column) []Column {
 func tableOID(id uint64) uint32 { return uint32(16384 + id) }
 
 func (s *Session) runQuery(ctx context.Context, node plan.Node, w ResultWriter) error {
-	op, err := exec.Build(s.env(ctx), node)
+	env := s.env(ctx)
+	defer env.Close()
+	op, err := exec.Build(env, node)
 	if err != nil {
 		return err
 	}
