@@ -130,7 +130,8 @@ const memChunk = 1 << 20
 
 // MemAccount is what one operator holds: it grows and shrinks with the
 // operator's rows and reserves from its monitor in chunks. Close gives it
-// all back. The zero MemAccount (no monitor) counts without a limit.
+// all back. An account without a monitor counts without a limit; a nil
+// one counts nothing.
 type MemAccount struct {
 	mon *MemMonitor
 	// what names the holder in errors: "a hash aggregate".
@@ -149,12 +150,20 @@ func (m *MemMonitor) NewAccount(what string) *MemAccount {
 func (e *Env) account(what string) *MemAccount { return e.Mem.NewAccount(what) }
 
 // Used returns the bytes the account holds.
-func (a *MemAccount) Used() int64 { return a.used }
+func (a *MemAccount) Used() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.used
+}
 
 // Grow records n more bytes held, reserving from the monitor when they
 // pass what is reserved; past a limit it fails with 53200 and records
 // nothing.
 func (a *MemAccount) Grow(n int64) error {
+	if a == nil {
+		return nil
+	}
 	if n <= 0 {
 		a.Shrink(-n)
 		return nil
@@ -190,11 +199,14 @@ func (a *MemAccount) outOfMemory(n int64, full *MemMonitor) error {
 }
 
 // Resize records that the account now holds n bytes.
-func (a *MemAccount) Resize(n int64) error { return a.Grow(n - a.used) }
+func (a *MemAccount) Resize(n int64) error { return a.Grow(n - a.Used()) }
 
 // Shrink records n fewer bytes held; reserved chunks past one spare go
 // back to the monitor.
 func (a *MemAccount) Shrink(n int64) {
+	if a == nil {
+		return
+	}
 	a.used = max(a.used-n, 0)
 	if a.mon != nil && a.reserved-a.used > 2*memChunk {
 		keep := a.used + memChunk
