@@ -331,6 +331,9 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 				out.AppendNull()
 				continue
 			}
+			if err := c.env.checkValue(int64(len(out.Bytes.Data)), int64(len(x.GetBytes(i))+len(y.GetBytes(i)))); err != nil {
+				return nil, err
+			}
 			c.buf = append(append(c.buf[:0], x.GetBytes(i)...), y.GetBytes(i)...)
 			out.AppendBytes(c.buf)
 		}

@@ -244,3 +244,23 @@ func FormatBytes(n int64) string {
 // less a varlena's header): functions that would build a larger one fail
 // with 54000 before they allocate it.
 const maxFieldBytes = 1<<30 - 1 - 4
+
+// bigValue is the size from which a function asks the server's memory
+// accountant before it builds a value.
+const bigValue = 1 << 20
+
+// checkValue fails a value of n bytes before a function builds it: 54000
+// "requested length too large" past the largest field, 53200 when the
+// server's memory cannot hold it besides held bytes (the rest of the
+// batch's values).
+func (e *Env) checkValue(held, n int64) error {
+	if n > maxFieldBytes {
+		return pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
+	}
+	if held+n < bigValue || e == nil || e.Mem == nil {
+		return nil
+	}
+	a := e.Mem.NewAccount("a function's result")
+	defer a.Close()
+	return a.Grow(held + n)
+}
