@@ -85,6 +85,9 @@ type accumulator struct {
 	// grown is what add made the group's state grow by (string_agg's
 	// text, a DISTINCT's set), for the operator's account.
 	grown int64
+	// acct is the operator's account, which a large string_agg reserves
+	// from before it grows.
+	acct *MemAccount
 	// vsum holds sum(vector) and avg(vector)'s element sums per group.
 	vsum [][]float64
 	varg vectorArg
@@ -135,7 +138,7 @@ func (a *aggregateOp) resetGroups() {
 	}
 	a.accs = a.accs[:0]
 	for _, c := range a.node.Aggs {
-		acc := &accumulator{call: c}
+		acc := &accumulator{call: c, acct: a.acc}
 		if c.Func == plan.AggMin || c.Func == plan.AggMax {
 			acc.vals = types.NewVec(c.Typ, 16)
 			acc.tmp = types.NewVec(c.Typ, 1)
@@ -260,8 +263,16 @@ func (a *aggregateOp) consumeRows(gvals, avals []*types.Vec, n int) error {
 			if err := acc.add(gi, avals[k], r); err != nil {
 				return err
 			}
+			big := acc.grown >= bigValue
 			a.mem += acc.grown
 			acc.grown = 0
+			if big {
+				// A large string_agg: charged at once, not at the end of
+				// the batch.
+				if err := a.acc.Resize(a.mem); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	err := a.acc.Resize(a.mem)
@@ -357,11 +368,24 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 		if acc.count[g] > 1 {
 			add += len(acc.call.Sep)
 		}
-		if have := len(acc.strs[g]); int64(have)+int64(add) > maxFieldBytes {
+		have := len(acc.strs[g])
+		if int64(have)+int64(add) > maxFieldBytes {
 			return pgerror.New(pgerror.ProgramLimitExceeded, "out of memory").WithDetail(
 				"Cannot enlarge string buffer containing %d bytes by %d more bytes.", have, add)
 		}
 		before := cap(acc.strs[g])
+		if need := have + add; need > before && need > bigValue {
+			// A large text grows by a quarter: reserve the new buffer
+			// (the old one is live while it is copied) before making it.
+			newCap := max(need, before+before/4)
+			if err := acc.acct.Grow(int64(newCap)); err != nil {
+				return err
+			}
+			grown := make([]byte, have, newCap)
+			copy(grown, acc.strs[g])
+			acc.strs[g] = grown
+			acc.acct.Shrink(int64(newCap))
+		}
 		if acc.count[g] > 1 {
 			acc.strs[g] = append(acc.strs[g], acc.call.Sep...)
 		}

@@ -16,11 +16,13 @@ import (
 // funcEval evaluates a plan.Func row by row. Functions are strict (NULL in,
 // NULL out) unless listed in lenientFuncs.
 type funcEval struct {
-	env  *Env
-	fn   *plan.Func
-	args []evaluator
-	vals []*types.Vec
-	out  *types.Vec
+	env *Env
+	// valAcc holds a large result's bytes (Env.checkValue).
+	valAcc *MemAccount
+	fn     *plan.Func
+	args   []evaluator
+	vals   []*types.Vec
+	out    *types.Vec
 	// re caches the compiled pattern of a regular expression match.
 	re     *regexp.Regexp
 	rePat  string
@@ -434,7 +436,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 				return pgerror.New(pgerror.ProgramLimitExceeded, "out of memory").WithDetail(
 					"Cannot enlarge string buffer containing %d bytes by %d more bytes.", maxFieldBytes, n-maxFieldBytes)
 			}
-			if err := f.env.checkValue(int64(len(out.Bytes.Data)), n); err != nil {
+			if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), n); err != nil {
 				return err
 			}
 		}

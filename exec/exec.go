@@ -52,6 +52,9 @@ type Env struct {
 	// subAcc holds the rows subqueries keep (IN lists, ARRAY(...)) until
 	// the statement ends (Close).
 	subAcc *MemAccount
+	// owned are the accounts of expressions (checkValue), given back by
+	// Close.
+	owned []*MemAccount
 }
 
 // Close gives back the memory the statement's expressions still hold
@@ -63,6 +66,10 @@ func (e *Env) Close() {
 	}
 	e.subAcc.Close()
 	e.subAcc = nil
+	for _, a := range e.owned {
+		a.Close()
+	}
+	e.owned = nil
 }
 
 func (e *Env) rng() *rand.Rand {

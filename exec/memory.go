@@ -72,6 +72,19 @@ func (m *MemMonitor) Peak() int64 {
 	return m.peak
 }
 
+// TakePeak returns the most bytes m had reserved at once since the last
+// call.
+func (m *MemMonitor) TakePeak() int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peak
+	m.peak = m.used
+	return p
+}
+
 // reserve takes n bytes from m and its ancestors, or returns the monitor
 // whose limit they would pass (nothing reserved then).
 func (m *MemMonitor) reserve(n int64) *MemMonitor {
@@ -252,15 +265,19 @@ const bigValue = 1 << 20
 // checkValue fails a value of n bytes before a function builds it: 54000
 // "requested length too large" past the largest field, 53200 when the
 // server's memory cannot hold it besides held bytes (the rest of the
-// batch's values).
-func (e *Env) checkValue(held, n int64) error {
+// values of the function's output batch). From 1 MB on, *acc (made on
+// first use, given back by Env.Close) keeps held+n reserved until the
+// function's next value.
+func (e *Env) checkValue(acc **MemAccount, held, n int64) error {
 	if n > maxFieldBytes {
 		return pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
 	}
-	if held+n < bigValue || e == nil || e.Mem == nil {
+	if e == nil || e.Mem == nil || (*acc == nil && held+n < bigValue) {
 		return nil
 	}
-	a := e.Mem.NewAccount("a function's result")
-	defer a.Close()
-	return a.Grow(held + n)
+	if *acc == nil {
+		*acc = e.Mem.NewAccount("a function's result")
+		e.owned = append(e.owned, *acc)
+	}
+	return (*acc).Resize(held + n)
 }

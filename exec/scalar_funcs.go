@@ -243,7 +243,7 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 				f.buf = append(f.buf, sep...)
 			}
 			if v.Type.Phys() == types.PhysBytes {
-				if err := f.env.checkValue(int64(len(out.Bytes.Data)), int64(len(f.buf)+len(v.GetBytes(i)))); err != nil {
+				if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), int64(len(f.buf)+len(v.GetBytes(i)))); err != nil {
 					return true, err
 				}
 			}
@@ -268,7 +268,7 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		}
 		// As PostgreSQL: the length in characters times the longest
 		// UTF-8 character must fit in a field.
-		if err := f.env.checkValue(int64(len(out.Bytes.Data)), 4*int64(n)); err != nil {
+		if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), 4*int64(n)); err != nil {
 			return true, err
 		}
 		var sb strings.Builder
@@ -291,7 +291,7 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		if n > maxFieldBytes/int64(len(s)) {
 			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
 		}
-		if err := f.env.checkValue(int64(len(out.Bytes.Data)), n*int64(len(s))); err != nil {
+		if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), n*int64(len(s))); err != nil {
 			return true, err
 		}
 		out.AppendBytes(bytes.Repeat(s, int(n)))

@@ -68,7 +68,7 @@ type Options struct {
 	// DefaultMaxConnections, negative means no limit.
 	MaxConnections int
 	// MemoryLimit is the server's memory limit in bytes; 0 means
-	// DefaultMemoryLimit. Three quarters of it bound what query operators
+	// DefaultMemoryLimit. A quarter of it bounds what query operators
 	// hold, all sessions together (beyond it a query fails with 53200);
 	// the command also makes it Go's runtime limit.
 	MemoryLimit int64

@@ -18,9 +18,9 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	eng := NewEngine(db, nil)
-	eng.SetMemoryLimit(64 << 20)
+	eng.SetMemoryLimit(128 << 20)
 	s := eng.NewSession("u", "d")
-	mustRun(t, s, "SHOW memory_limit", "columns memory_limit:text; 64MB; SHOW")
+	mustRun(t, s, "SHOW memory_limit", "columns memory_limit:text; 128MB; SHOW")
 	wantCode(t, s, "SET memory_limit = '1GB'", "55P02")
 
 	wantCode(t, s, "SELECT repeat('x', 100000000)", pgerror.OutOfMemory)

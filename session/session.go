@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/deeplaked/deeplaked/exec"
@@ -30,13 +32,30 @@ type Engine struct {
 }
 
 // SetMemoryLimit sets the server's memory limit, before the first session:
-// three quarters of it bound what query operators hold, all sessions
-// together (the rest is for storage caches, connection buffers, values in
-// flight and the Go runtime's headroom); beyond it a query fails with
-// 53200.
+// a quarter of it bounds what query operators hold, all sessions together
+// (the rest is for storage caches, connection buffers, copies of values
+// in flight, and the garbage of growing buffers the Go runtime has yet to
+// collect); beyond it a query fails with 53200.
 func (e *Engine) SetMemoryLimit(limit int64) {
 	e.memLimit = limit
-	e.mem = exec.NewMemMonitor("server", limit/4*3)
+	e.mem = exec.NewMemMonitor("server", limit/4)
+}
+
+// freeingMemory is set while a session returns freed memory to the
+// system (freeMemory).
+var freeingMemory atomic.Bool
+
+// freeMemory returns the memory a statement freed to the system when it
+// held much (64 MB or more), so that the server's resident size drops
+// back after a large query rather than when the runtime gets to it.
+func (s *Session) freeMemory() {
+	if s.mem.TakePeak() < 64<<20 || !freeingMemory.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer freeingMemory.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
 
 // NewEngine returns an engine serving db.
@@ -127,6 +146,7 @@ func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) 
 	}
 	s.multi = len(stmts) > 1
 	defer func() { _ = s.reportSettings(w) }()
+	defer s.freeMemory()
 	for _, p := range stmts {
 		sctx, cancel := s.statementContext(ctx)
 		err := statementError(sctx, s.execOne(sctx, p, w))

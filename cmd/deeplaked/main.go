@@ -85,8 +85,9 @@ func main() {
 		memoryLimit = kb << 10
 	}
 	// Go's runtime collects harder near the limit and returns freed memory
-	// to the system.
-	debug.SetMemoryLimit(memoryLimit)
+	// to the system; a tenth is left for what it does not count (the SQL
+	// parser's C memory, thread stacks).
+	debug.SetMemoryLimit(memoryLimit / 10 * 9)
 	if *retention == 0 {
 		*retention = -1 // storage reads 0 as "the default"
 	}
