@@ -2,7 +2,9 @@ package exec
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math"
+	"os"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -10,7 +12,13 @@ import (
 )
 
 // aggregateOp is a hash aggregation: groups are found by an encoded key, and
-// each aggregate keeps one accumulator per group.
+// each aggregate keeps one accumulator per group. Past work_mem (or when
+// the server's memory is short) it spills as PostgreSQL 13 does: the
+// groups it holds keep aggregating, and the rows of groups it has not
+// seen go to one of spillFanout partition files by their key's hash; once
+// its input ends it emits the groups held, then aggregates each
+// partition in turn the same way (splitting one again if it still does
+// not fit).
 type aggregateOp struct {
 	env     *Env
 	in      Operator
@@ -24,7 +32,41 @@ type aggregateOp struct {
 	ngroups int
 	out     *types.Batch
 	done    bool
+
+	// acc holds what the groups take, about mem bytes.
+	acc      *MemAccount
+	mem      int64
+	budget   int64
+	tempFile func() (*os.File, error)
+	seed     maphash.Seed
+	// rowTypes are the columns of a spilled row: the group keys, then the
+	// arguments of the aggregates that have one; view holds them for one
+	// input batch.
+	rowTypes []types.Type
+	view     types.Batch
+	// parts are the partition files of the pass running, nil while its
+	// groups fit; pending are the partitions left to aggregate, with the
+	// depth of partitioning that made them.
+	parts   []*spillFile
+	depth   int
+	pending []pendingPart
+	// src reads the partition being aggregated (nil: the input); emit is
+	// the next group to emit, loaded whether the pass has read its rows.
+	src    *spillReader
+	emit   int
+	loaded bool
+	first  bool
 }
+
+// pendingPart is a partition of a hash aggregate's rows yet to aggregate.
+type pendingPart struct {
+	f     *spillFile
+	depth int
+}
+
+// groupBytes is about what a group takes besides its key's bytes: its
+// map entry, its key values and each aggregate's counters.
+const groupBytes = mapEntryBytes + 16
 
 type accumulator struct {
 	call  plan.AggCall
@@ -35,8 +77,17 @@ type accumulator struct {
 	vals  *types.Vec // min/max: current value per group
 	seen  []map[string]struct{}
 	tmp   *types.Vec
+	// bvals holds min/max's value per group for variable-length types
+	// (vals then holds only NULLs); nil for a group without one yet.
+	bvals [][]byte
 	kbuf  []byte
 	strs  [][]byte // string_agg: the text so far per group
+	// grown is what add made the group's state grow by (string_agg's
+	// text, a DISTINCT's set), for the operator's account.
+	grown int64
+	// acct is the operator's account, which a large string_agg reserves
+	// from before it grows.
+	acct *MemAccount
 	// vsum holds sum(vector) and avg(vector)'s element sums per group.
 	vsum [][]float64
 	varg vectorArg
@@ -47,8 +98,13 @@ func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &aggregateOp{env: env, in: in, node: n, groups: make(map[string]int)}
+	a := &aggregateOp{env: env, in: in, node: n, groups: make(map[string]int), acc: env.account("a hash aggregate"),
+		budget: env.spillBudget(), seed: maphash.MakeSeed(), first: true}
+	if len(n.GroupBy) > 0 {
+		a.tempFile = env.tempFile("hashagg-*")
+	}
 	for _, g := range n.GroupBy {
+		a.rowTypes = append(a.rowTypes, g.Type())
 		ev, err := env.compile(g)
 		if err != nil {
 			in.Close()
@@ -66,14 +122,30 @@ func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
 			}
 		}
 		a.argEv = append(a.argEv, ev)
-		acc := &accumulator{call: c}
+		if c.Arg != nil {
+			a.rowTypes = append(a.rowTypes, c.Arg.Type())
+		}
+	}
+	a.resetGroups()
+	return a, nil
+}
+
+// resetGroups empties the table of groups for the next pass.
+func (a *aggregateOp) resetGroups() {
+	a.groups = make(map[string]int)
+	for _, k := range a.keys {
+		k.Reset()
+	}
+	a.accs = a.accs[:0]
+	for _, c := range a.node.Aggs {
+		acc := &accumulator{call: c, acct: a.acc}
 		if c.Func == plan.AggMin || c.Func == plan.AggMax {
 			acc.vals = types.NewVec(c.Typ, 16)
 			acc.tmp = types.NewVec(c.Typ, 1)
 		}
 		a.accs = append(a.accs, acc)
 	}
-	return a, nil
+	a.ngroups, a.mem, a.emit = 0, 0, 0
 }
 
 // appendKey appends an unambiguous encoding of row i of v.
@@ -105,57 +177,136 @@ func appendKey(dst []byte, v *types.Vec, i int) []byte {
 	return append(dst, b...)
 }
 
+// consume aggregates the rows of the pass: the input's (evaluating the
+// keys and arguments) or a partition's (which holds them evaluated).
 func (a *aggregateOp) consume() error {
 	gvals := make([]*types.Vec, len(a.groupEv))
 	avals := make([]*types.Vec, len(a.argEv))
 	for {
-		b, err := a.in.Next()
+		var b *types.Batch
+		var err error
+		if a.src != nil {
+			b, err = a.src.Next()
+		} else {
+			b, err = a.in.Next()
+		}
 		if err != nil {
 			return err
 		}
 		if b == nil {
 			return nil
 		}
-		n := b.Len()
-		for i, ev := range a.groupEv {
-			if gvals[i], err = ev.eval(b); err != nil {
-				return err
+		if a.src != nil {
+			copy(gvals, b.Cols)
+			c := len(gvals)
+			for i, ev := range a.argEv {
+				if ev != nil {
+					avals[i] = b.Cols[c]
+					c++
+				}
 			}
-		}
-		for i, ev := range a.argEv {
-			if ev != nil {
-				if avals[i], err = ev.eval(b); err != nil {
+		} else {
+			for i, ev := range a.groupEv {
+				if gvals[i], err = ev.eval(b); err != nil {
 					return err
 				}
 			}
+			for i, ev := range a.argEv {
+				if ev != nil {
+					if avals[i], err = ev.eval(b); err != nil {
+						return err
+					}
+				}
+			}
 		}
-		for r := 0; r < n; r++ {
-			a.key = a.key[:0]
-			for _, g := range gvals {
-				a.key = appendKey(a.key, g, r)
-			}
-			gi, ok := a.groups[string(a.key)]
-			if !ok {
-				gi = a.ngroups
-				a.ngroups++
-				a.groups[string(a.key)] = gi
-				for k, g := range gvals {
-					a.keys[k].AppendFrom(g, r)
-				}
-				for _, acc := range a.accs {
-					acc.grow()
-				}
-			}
-			for k, acc := range a.accs {
-				if err := acc.add(gi, avals[k], r); err != nil {
-					return err
-				}
-			}
+		if err := a.consumeRows(gvals, avals, b.Len()); err != nil {
+			return err
 		}
 		if err := a.env.canceled(); err != nil {
 			return err
 		}
 	}
+}
+
+// consumeRows aggregates n rows of keys gvals and arguments avals, or
+// spills the rows of groups not held once the pass spills.
+func (a *aggregateOp) consumeRows(gvals, avals []*types.Vec, n int) error {
+	if a.parts != nil {
+		a.view.Cols = append(append(a.view.Cols[:0], gvals...), nonNilVecs(avals)...)
+	}
+	for r := 0; r < n; r++ {
+		a.key = a.key[:0]
+		for _, g := range gvals {
+			a.key = appendKey(a.key, g, r)
+		}
+		gi, ok := a.groups[string(a.key)]
+		if !ok {
+			if a.parts != nil {
+				p := spillPartition(maphash.Bytes(a.seed, a.key), a.depth)
+				if err := a.parts[p].write(&a.view, r); err != nil {
+					return err
+				}
+				continue
+			}
+			gi = a.ngroups
+			a.ngroups++
+			a.groups[string(a.key)] = gi
+			a.mem += int64(2*len(a.key)) + groupBytes + 25*int64(len(a.accs))
+			for k, g := range gvals {
+				a.keys[k].AppendFrom(g, r)
+			}
+			for _, acc := range a.accs {
+				acc.grow()
+			}
+		}
+		for k, acc := range a.accs {
+			if err := acc.add(gi, avals[k], r); err != nil {
+				return err
+			}
+			big := acc.grown >= bigValue
+			a.mem += acc.grown
+			acc.grown = 0
+			if big {
+				// A large string_agg: charged at once, not at the end of
+				// the batch.
+				if err := a.acc.Resize(a.mem); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	err := a.acc.Resize(a.mem)
+	if a.parts == nil && a.tempFile != nil && a.ngroups > 0 && (err != nil || a.mem > a.budget) && a.depth < maxSpillDepth {
+		// Past work_mem, or the server's memory is short: the groups held
+		// stay, new ones go to partitions. What the groups held still add
+		// (a string_agg's text) is charged as it comes.
+		return a.startSpill()
+	}
+	return err
+}
+
+// nonNilVecs returns the vectors of vs that are not nil.
+func nonNilVecs(vs []*types.Vec) []*types.Vec {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// startSpill opens the pass's partition files.
+func (a *aggregateOp) startSpill() error {
+	a.parts = make([]*spillFile, spillFanout)
+	for i := range a.parts {
+		f, err := newSpillFile(a.tempFile, "hash aggregate")
+		if err != nil {
+			return err
+		}
+		a.parts[i] = f
+	}
+	return a.acc.Resize(a.mem + spillFanout*spillWriteBuffer)
 }
 
 func (acc *accumulator) grow() {
@@ -169,7 +320,9 @@ func (acc *accumulator) grow() {
 	if acc.call.Typ.IsVector() {
 		acc.vsum = append(acc.vsum, nil)
 	}
-	if acc.vals != nil {
+	if acc.vals != nil && acc.vals.Type.Phys() == types.PhysBytes {
+		acc.bvals = append(acc.bvals, nil)
+	} else if acc.vals != nil {
 		acc.vals.AppendNull()
 	}
 	if acc.call.Distinct {
@@ -191,6 +344,7 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 			return nil
 		}
 		acc.seen[g][string(acc.kbuf)] = struct{}{}
+		acc.grown += int64(len(acc.kbuf)) + mapEntryBytes
 	}
 	acc.count[g]++
 	switch acc.call.Func {
@@ -210,17 +364,47 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 			acc.flts[g] += v.Floats[r]
 		}
 	case plan.AggStringAgg:
+		add := len(v.GetBytes(r))
+		if acc.count[g] > 1 {
+			add += len(acc.call.Sep)
+		}
+		have := len(acc.strs[g])
+		if int64(have)+int64(add) > maxFieldBytes {
+			return pgerror.New(pgerror.ProgramLimitExceeded, "out of memory").WithDetail(
+				"Cannot enlarge string buffer containing %d bytes by %d more bytes.", have, add)
+		}
+		before := cap(acc.strs[g])
+		if need := have + add; need > before && need > bigValue {
+			// A large text grows by a quarter: reserve the new buffer
+			// (the old one is live while it is copied) before making it.
+			newCap := max(need, before+before/4)
+			if err := acc.acct.Grow(int64(newCap)); err != nil {
+				return err
+			}
+			grown := make([]byte, have, newCap)
+			copy(grown, acc.strs[g])
+			acc.strs[g] = grown
+			acc.acct.Shrink(int64(newCap))
+		}
 		if acc.count[g] > 1 {
 			acc.strs[g] = append(acc.strs[g], acc.call.Sep...)
 		}
 		acc.strs[g] = append(acc.strs[g], v.GetBytes(r)...)
+		acc.grown += int64(cap(acc.strs[g]) - before)
 	case plan.AggMin, plan.AggMax:
 		if !acc.set[g] {
 			acc.set[g] = true
 			acc.replace(g, v, r)
 			return nil
 		}
-		c := compareAt(v, r, acc.vals, g)
+		var c int
+		if acc.bvals != nil {
+			acc.tmp.Reset()
+			acc.tmp.AppendBytes(acc.bvals[g])
+			c = compareAt(v, r, acc.tmp, 0)
+		} else {
+			c = compareAt(v, r, acc.vals, g)
+		}
 		if (acc.call.Func == plan.AggMin && c < 0) || (acc.call.Func == plan.AggMax && c > 0) {
 			acc.replace(g, v, r)
 		}
@@ -239,16 +423,9 @@ func (acc *accumulator) replace(g int, v *types.Vec, r int) {
 	case types.PhysBool:
 		vals.Bools[g], vals.Nulls[g] = v.Bools[r], false
 	default:
-		// Variable-length values are rebuilt: rare enough (a new extreme).
-		nv := types.NewVec(vals.Type, vals.Len())
-		for i := 0; i < vals.Len(); i++ {
-			if i == g {
-				nv.AppendFrom(v, r)
-			} else {
-				nv.AppendFrom(vals, i)
-			}
-		}
-		acc.vals = nv
+		old := acc.bvals[g]
+		acc.bvals[g] = append(old[:0], v.GetBytes(r)...)
+		acc.grown += int64(cap(acc.bvals[g]) - cap(old))
 	}
 }
 
@@ -286,32 +463,90 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 			out.AppendBytes(acc.strs[g])
 		}
 	default:
+		if acc.bvals != nil {
+			if acc.set[g] {
+				out.AppendBytes(acc.bvals[g])
+			} else {
+				out.AppendNull()
+			}
+			return
+		}
 		out.AppendFrom(acc.vals, g)
 	}
 }
 
 func (a *aggregateOp) Next() (*types.Batch, error) {
-	if a.done {
-		return nil, nil
+	for {
+		if a.done {
+			return nil, nil
+		}
+		if !a.loaded {
+			if err := a.load(); err != nil {
+				return nil, err
+			}
+		}
+		if a.emit < a.ngroups {
+			return a.emitGroups(), nil
+		}
+		if len(a.pending) == 0 {
+			a.done = true
+			return nil, nil
+		}
+		// The next partition: a pass of its own.
+		p := a.pending[len(a.pending)-1]
+		a.pending = a.pending[:len(a.pending)-1]
+		if a.src != nil {
+			a.src.Close()
+		}
+		r, err := p.f.reader(a.rowTypes)
+		if err != nil {
+			p.f.close()
+			return nil, err
+		}
+		a.src, a.depth, a.loaded = r, p.depth, false
+		a.resetGroups()
 	}
-	a.done = true
+}
+
+// load runs a pass over its rows; the partitions it spilled wait their
+// turn.
+func (a *aggregateOp) load() error {
+	a.loaded = true
 	if err := a.consume(); err != nil {
-		return nil, err
+		return err
 	}
+	for _, f := range a.parts {
+		if f.rows == 0 {
+			f.close()
+			continue
+		}
+		a.pending = append(a.pending, pendingPart{f: f, depth: a.depth + 1})
+	}
+	a.parts = nil
 	// Without GROUP BY, an empty input still yields one row.
-	if a.ngroups == 0 && len(a.groupEv) == 0 {
+	if a.first && a.ngroups == 0 && len(a.groupEv) == 0 {
 		a.ngroups = 1
 		for _, acc := range a.accs {
 			acc.grow()
 		}
 	}
-	cols := a.node.Columns()
-	ts := make([]types.Type, len(cols))
-	for i, c := range cols {
-		ts[i] = c.Type
+	a.first = false
+	if a.out == nil {
+		cols := a.node.Columns()
+		ts := make([]types.Type, len(cols))
+		for i, c := range cols {
+			ts[i] = c.Type
+		}
+		a.out = types.NewBatch(ts, types.BatchSize)
 	}
-	a.out = types.NewBatch(ts, a.ngroups)
-	for g := 0; g < a.ngroups; g++ {
+	return nil
+}
+
+// emitGroups returns the next batch of the pass's groups.
+func (a *aggregateOp) emitGroups() *types.Batch {
+	a.out.Reset()
+	end := min(a.emit+types.BatchSize, a.ngroups)
+	for g := a.emit; g < end; g++ {
 		for k := range a.keys {
 			a.out.Cols[k].AppendFrom(a.keys[k], g)
 		}
@@ -319,11 +554,25 @@ func (a *aggregateOp) Next() (*types.Batch, error) {
 			acc.appendResult(a.out.Cols[len(a.keys)+k], g)
 		}
 	}
-	a.out.SetLen(a.ngroups)
-	return a.out, nil
+	a.out.SetLen(end - a.emit)
+	a.emit = end
+	return a.out
 }
 
-func (a *aggregateOp) Close() { a.in.Close() }
+func (a *aggregateOp) Close() {
+	a.in.Close()
+	if a.src != nil {
+		a.src.Close()
+	}
+	for _, f := range a.parts {
+		f.close()
+	}
+	for _, p := range a.pending {
+		p.f.close()
+	}
+	a.parts, a.pending = nil, nil
+	a.acc.Close()
+}
 
 // addVector adds row r of v, a vector, to group g's element sums
 // (sum(vector), avg(vector)); pgvector's errors for a dimension that
@@ -335,6 +584,7 @@ func (acc *accumulator) addVector(g int, v *types.Vec, r int) error {
 	if s == nil {
 		s = make([]float64, len(p))
 		acc.vsum[g] = s
+		acc.grown += 8 * int64(len(p))
 	}
 	if len(p) != len(s) {
 		return pgerror.Newf(pgerror.DataException, "expected %d dimensions, not %d", len(s), len(p))

@@ -119,6 +119,9 @@ type setOpOp struct {
 	rows    []int
 	sub     gatherer
 	built   bool
+	// acc holds what the right input's keys take.
+	acc      *MemAccount
+	mapBytes int64
 }
 
 func newSetOp(env *Env, n *plan.SetOp) (Operator, error) {
@@ -131,7 +134,7 @@ func newSetOp(env *Env, n *plan.SetOp) (Operator, error) {
 		l.Close()
 		return nil, err
 	}
-	return &setOpOp{n: n, left: l, right: r, counts: map[string]int{}, emitted: map[string]bool{}}, nil
+	return &setOpOp{n: n, left: l, right: r, counts: map[string]int{}, emitted: map[string]bool{}, acc: env.account("INTERSECT or EXCEPT")}, nil
 }
 
 func (s *setOpOp) rowKey(b *types.Batch, i int) []byte {
@@ -154,7 +157,14 @@ func (s *setOpOp) Next() (*types.Batch, error) {
 				break
 			}
 			for i := 0; i < b.Len(); i++ {
-				s.counts[string(s.rowKey(b, i))]++
+				k := s.rowKey(b, i)
+				if _, ok := s.counts[string(k)]; !ok {
+					s.mapBytes += int64(len(k)) + mapEntryBytes
+				}
+				s.counts[string(k)]++
+			}
+			if err := s.acc.Resize(s.mapBytes); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -202,6 +212,7 @@ func (s *setOpOp) Next() (*types.Batch, error) {
 }
 
 func (s *setOpOp) Close() {
+	s.acc.Close()
 	s.left.Close()
 	s.right.Close()
 }
@@ -218,11 +229,21 @@ type recursiveUnionOp struct {
 	rows []int
 	sub  gatherer
 	done bool
+	// prevWork is what the working table being read takes.
+	prevWork int64
+	// acc holds what the rows, the working table and the set of rows
+	// seen take.
+	acc       *MemAccount
+	seenBytes int64
 }
 
 func newRecursiveUnion(env *Env, n *plan.RecursiveUnion) (Operator, error) {
-	return &recursiveUnionOp{env: env, n: n}, nil
+	return &recursiveUnionOp{env: env, n: n, acc: env.account("a recursive query")}, nil
 }
+
+// mapEntryBytes is about what an entry of a Go map keyed by a string
+// takes besides the key's bytes.
+const mapEntryBytes = 48
 
 // collect appends the rows of op not seen before (all of them with ALL)
 // to both dst and work.
@@ -245,6 +266,7 @@ func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
 					continue
 				}
 				r.seen[string(r.key)] = true
+				r.seenBytes += int64(len(r.key)) + mapEntryBytes
 			}
 			for c, v := range b.Cols {
 				dst.Cols[c].AppendFrom(v, i)
@@ -255,6 +277,9 @@ func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
 		}
 		if batchBytes(dst)+batchBytes(work) > maxBuildBytes {
 			return tooMuchMemory("a recursive query")
+		}
+		if err := r.acc.Resize(batchBytes(dst) + batchBytes(work) + r.prevWork + r.seenBytes); err != nil {
+			return err
 		}
 	}
 }
@@ -283,6 +308,7 @@ func (r *recursiveUnionOp) run() error {
 	defer delete(r.env.work, r.n.ID)
 	for work.Len() > 0 {
 		r.env.work[r.n.ID] = work
+		r.prevWork = batchBytes(work)
 		next := types.NewBatch(ts, types.BatchSize)
 		op, err := Build(r.env, r.n.Recursive)
 		if err != nil {
@@ -295,7 +321,9 @@ func (r *recursiveUnionOp) run() error {
 		}
 		work = next
 	}
-	return nil
+	r.seen = nil
+	r.prevWork, r.seenBytes = 0, 0
+	return r.acc.Resize(batchBytes(r.out))
 }
 
 func (r *recursiveUnionOp) Next() (*types.Batch, error) {
@@ -318,7 +346,7 @@ func (r *recursiveUnionOp) Next() (*types.Batch, error) {
 	return r.sub.gather(r.out, r.rows), nil
 }
 
-func (r *recursiveUnionOp) Close() {}
+func (r *recursiveUnionOp) Close() { r.acc.Close() }
 
 // workTableOp returns the working table of the RecursiveUnion running it.
 type workTableOp struct {
@@ -352,6 +380,7 @@ type materializeOp struct {
 	pos  int
 	rows []int
 	sub  gatherer
+	acc  *MemAccount
 }
 
 func (m *materializeOp) Next() (*types.Batch, error) {
@@ -377,6 +406,9 @@ func (m *materializeOp) Next() (*types.Batch, error) {
 			if batchBytes(m.all) > maxBuildBytes {
 				return nil, tooMuchMemory("INSERT ... SELECT")
 			}
+			if err := m.acc.Resize(batchBytes(m.all)); err != nil {
+				return nil, err
+			}
 		}
 		m.all.SetLen(n)
 	}
@@ -398,4 +430,7 @@ func (m *materializeOp) Next() (*types.Batch, error) {
 	return m.sub.gather(m.all, m.rows), nil
 }
 
-func (m *materializeOp) Close() { m.in.Close() }
+func (m *materializeOp) Close() {
+	m.in.Close()
+	m.acc.Close()
+}

@@ -16,11 +16,13 @@ import (
 // funcEval evaluates a plan.Func row by row. Functions are strict (NULL in,
 // NULL out) unless listed in lenientFuncs.
 type funcEval struct {
-	env  *Env
-	fn   *plan.Func
-	args []evaluator
-	vals []*types.Vec
-	out  *types.Vec
+	env *Env
+	// valAcc holds a large result's bytes (Env.checkValue).
+	valAcc *MemAccount
+	fn     *plan.Func
+	args   []evaluator
+	vals   []*types.Vec
+	out    *types.Vec
 	// re caches the compiled pattern of a regular expression match.
 	re     *regexp.Regexp
 	rePat  string
@@ -446,6 +448,19 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		}
 		out.AppendInt(v)
 	case "replace":
+		src, from, to := f.vals[0].GetBytes(i), f.vals[1].GetBytes(i), f.vals[2].GetBytes(i)
+		if len(from) > 0 && len(to) > len(from) {
+			// The result's length first, as PostgreSQL's string buffer
+			// would fail to grow past 1 GB.
+			n := int64(len(src)) + int64(bytes.Count(src, from))*int64(len(to)-len(from))
+			if n > maxFieldBytes {
+				return pgerror.New(pgerror.ProgramLimitExceeded, "out of memory").WithDetail(
+					"Cannot enlarge string buffer containing %d bytes by %d more bytes.", maxFieldBytes, n-maxFieldBytes)
+			}
+			if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), n); err != nil {
+				return err
+			}
+		}
 		out.AppendString(strings.ReplaceAll(f.str(0, i), f.str(1, i), f.str(2, i)))
 	case "strpos":
 		k := strings.Index(f.str(0, i), f.str(1, i))

@@ -43,6 +43,9 @@ type Env struct {
 	// and StmtNow the statement's (statement_timestamp()); zero: the time
 	// each call is first evaluated.
 	Now, StmtNow time.Time
+	// Mem is the monitor the statement's operators reserve the memory
+	// they hold from (the session's); nil: no limit.
+	Mem *MemMonitor
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.
@@ -51,6 +54,27 @@ type Env struct {
 	cat *sysCatalog
 	// work holds each running RecursiveUnion's working table, by ID.
 	work map[int]*types.Batch
+	// subAcc holds the rows subqueries keep (IN lists, ARRAY(...)) until
+	// the statement ends (Close).
+	subAcc *MemAccount
+	// owned are the accounts of expressions (checkValue), given back by
+	// Close.
+	owned []*MemAccount
+}
+
+// Close gives back the memory the statement's expressions still hold
+// (its operators give theirs back when closed). Call it when the
+// statement, or the cursor running it, is done.
+func (e *Env) Close() {
+	if e == nil {
+		return
+	}
+	e.subAcc.Close()
+	e.subAcc = nil
+	for _, a := range e.owned {
+		a.Close()
+	}
+	e.owned = nil
 }
 
 func (e *Env) rng() *rand.Rand {

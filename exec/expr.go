@@ -149,14 +149,16 @@ func (c *constEval) eval(b *types.Batch) (*types.Vec, error) {
 
 // callEval evaluates a built-in operator or function.
 type callEval struct {
-	env  *Env
-	call *plan.Call
-	args []evaluator
-	vals []*types.Vec
-	out  *types.Vec
-	subs []int64
-	like *likeMatcher
-	buf  []byte
+	env *Env
+	// valAcc holds a large result's bytes (Env.checkValue).
+	valAcc *MemAccount
+	call   *plan.Call
+	args   []evaluator
+	vals   []*types.Vec
+	out    *types.Vec
+	subs   []int64
+	like   *likeMatcher
+	buf    []byte
 }
 
 func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
@@ -330,6 +332,9 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 			if x.Nulls[i] || y.Nulls[i] {
 				out.AppendNull()
 				continue
+			}
+			if err := c.env.checkValue(&c.valAcc, int64(len(out.Bytes.Data)), int64(len(x.GetBytes(i))+len(y.GetBytes(i)))); err != nil {
+				return nil, err
 			}
 			c.buf = append(append(c.buf[:0], x.GetBytes(i)...), y.GetBytes(i)...)
 			out.AppendBytes(c.buf)

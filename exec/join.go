@@ -3,6 +3,7 @@ package exec
 import (
 	"hash/maphash"
 	"math"
+	"os"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -49,7 +50,24 @@ type joinOp struct {
 	out    types.Batch
 	rows   []int
 	sub    gatherer
+
+	// acc holds what the build side takes.
+	acc *MemAccount
+	// A build side past work_mem makes a grace hash join: both inputs go
+	// to partition files by their keys' hash, and each pair of partitions
+	// is joined by a child join in turn (which partitions again a build
+	// side still too large). depth is how many times the rows were
+	// partitioned to reach this join.
+	depth  int
+	grace  bool
+	pairs  []gracePair
+	child  *joinOp
+	lparts []*spillFile
+	rparts []*spillFile
 }
+
+// gracePair is a partition of each side of a grace hash join.
+type gracePair struct{ l, r *spillFile }
 
 func newJoin(env *Env, n *plan.Join) (Operator, error) {
 	left, err := Build(env, n.Left)
@@ -61,7 +79,7 @@ func newJoin(env *Env, n *plan.Join) (Operator, error) {
 		left.Close()
 		return nil, err
 	}
-	j := &joinOp{env: env, kind: n.Kind, left: left, right: right, seed: maphash.MakeSeed()}
+	j := &joinOp{env: env, kind: n.Kind, left: left, right: right, seed: maphash.MakeSeed(), acc: env.account("the build side of a hash join")}
 	fail := func(err error) (Operator, error) {
 		j.Close()
 		return nil, err
@@ -89,6 +107,11 @@ func newJoin(env *Env, n *plan.Join) (Operator, error) {
 		}
 	}
 	j.out.Cols = make([]*types.Vec, 0, len(j.ltypes)+len(j.rtypes))
+	j.initOutput()
+	return j, nil
+}
+
+func (j *joinOp) initOutput() {
 	for _, t := range j.ltypes {
 		j.out.Cols = append(j.out.Cols, types.NewVec(t, types.BatchSize))
 	}
@@ -97,7 +120,6 @@ func newJoin(env *Env, n *plan.Join) (Operator, error) {
 	}
 	j.pl = make([]int, 0, types.BatchSize)
 	j.pr = make([]int, 0, types.BatchSize)
-	return j, nil
 }
 
 // hashRow hashes the key values of row i; ok is false when one is NULL
@@ -138,6 +160,7 @@ func hashRow(seed maphash.Seed, keys []*types.Vec, i int) (h uint64, ok bool) {
 func (j *joinOp) buildSide() error {
 	j.built = true
 	j.build = types.NewBatch(j.rtypes, types.BatchSize)
+	budget, tempFile := j.env.spillBudget(), j.env.tempFile("hashjoin-*")
 	for {
 		b, err := j.right.Next()
 		if err != nil {
@@ -150,6 +173,14 @@ func (j *joinOp) buildSide() error {
 			j.build.Cols[i].AppendVec(c)
 		}
 		j.nb += b.Len()
+		j.build.SetLen(j.nb)
+		err = j.acc.Resize(2 * batchBytes(j.build))
+		if (err != nil || heldBytes(j.build) > budget) && len(j.rkeys) > 0 && tempFile != nil && j.depth < maxSpillDepth {
+			return j.startGrace(tempFile)
+		}
+		if err != nil {
+			return err
+		}
 		if batchBytes(j.build) > maxBuildBytes {
 			return tooMuchMemory("the build side of a join")
 		}
@@ -168,6 +199,10 @@ func (j *joinOp) buildSide() error {
 			return err
 		}
 		j.bkeys[i] = v
+	}
+	// The hash table: its map and chains.
+	if err := j.acc.Resize(2*batchBytes(j.build) + int64(j.nb)*(mapEntryBytes/2+4)); err != nil {
+		return err
 	}
 	j.head = make(map[uint64]int32, j.nb)
 	j.next = make([]int32, j.nb)
@@ -312,12 +347,18 @@ func (j *joinOp) Next() (*types.Batch, error) {
 		if err := j.buildSide(); err != nil {
 			return nil, err
 		}
+		if j.grace {
+			return j.nextGrace()
+		}
 		if j.nb == 0 && j.kind == plan.JoinInner {
 			return nil, nil
 		}
 		if err := j.advance(); err != nil {
 			return nil, err
 		}
+	}
+	if j.grace {
+		return j.nextGrace()
 	}
 	for {
 		if err := j.env.canceled(); err != nil {
@@ -434,6 +475,142 @@ func (j *joinOp) unmatchedRight() *types.Batch {
 func (j *joinOp) Close() {
 	j.left.Close()
 	j.right.Close()
+	if j.child != nil {
+		j.child.Close()
+		j.child = nil
+	}
+	for _, f := range j.lparts {
+		f.close()
+	}
+	for _, f := range j.rparts {
+		f.close()
+	}
+	for _, p := range j.pairs {
+		p.l.close()
+		p.r.close()
+	}
+	j.lparts, j.rparts, j.pairs = nil, nil, nil
+	j.acc.Close()
+}
+
+// startGrace turns the join into a grace hash join: the build rows read
+// so far, the rest of the build side and then the whole probe side go to
+// spillFanout partition files each, by their keys' hash (a row with a
+// NULL key, which matches nothing, to the first, where an outer join
+// still emits it).
+func (j *joinOp) startGrace(tempFile func() (*os.File, error)) error {
+	j.grace = true
+	j.lparts = make([]*spillFile, spillFanout)
+	j.rparts = make([]*spillFile, spillFanout)
+	for i := range spillFanout {
+		var err error
+		if j.lparts[i], err = newSpillFile(tempFile, "hash join"); err != nil {
+			return err
+		}
+		if j.rparts[i], err = newSpillFile(tempFile, "hash join"); err != nil {
+			return err
+		}
+	}
+	if err := j.partition(j.build, j.rkeys, j.rparts); err != nil {
+		return err
+	}
+	j.build, j.nb = nil, 0
+	if err := j.acc.Resize(2 * spillFanout * spillWriteBuffer); err != nil {
+		return err
+	}
+	for _, side := range []struct {
+		in    Operator
+		keys  []evaluator
+		parts []*spillFile
+	}{{j.right, j.rkeys, j.rparts}, {j.left, j.lkeys, j.lparts}} {
+		for {
+			b, err := side.in.Next()
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				break
+			}
+			if err := j.partition(b, side.keys, side.parts); err != nil {
+				return err
+			}
+			if err := j.env.canceled(); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range spillFanout {
+		l, r := j.lparts[i], j.rparts[i]
+		if l.rows == 0 && (r.rows == 0 || j.kind != plan.JoinFull) {
+			l.close()
+			r.close()
+			continue
+		}
+		j.pairs = append(j.pairs, gracePair{l, r})
+	}
+	j.lparts, j.rparts = nil, nil
+	return nil
+}
+
+// partition writes the rows of b to parts by the hash of their keys.
+func (j *joinOp) partition(b *types.Batch, keys []evaluator, parts []*spillFile) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	kv := make([]*types.Vec, len(keys))
+	for i, k := range keys {
+		v, err := k.eval(b)
+		if err != nil {
+			return err
+		}
+		kv[i] = v
+	}
+	for r := range b.Len() {
+		p := 0
+		if h, ok := hashRow(j.seed, kv, r); ok {
+			p = spillPartition(h, j.depth)
+		}
+		if err := parts[p].write(b, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nextGrace returns the next rows of the pairs of partitions, each joined
+// by a child join.
+func (j *joinOp) nextGrace() (*types.Batch, error) {
+	for {
+		if j.child != nil {
+			b, err := j.child.Next()
+			if err != nil || b != nil {
+				return b, err
+			}
+			j.child.Close()
+			j.child = nil
+		}
+		if len(j.pairs) == 0 {
+			return nil, nil
+		}
+		p := j.pairs[0]
+		j.pairs = j.pairs[1:]
+		l, err := p.l.reader(j.ltypes)
+		if err != nil {
+			p.l.close()
+			p.r.close()
+			return nil, err
+		}
+		r, err := p.r.reader(j.rtypes)
+		if err != nil {
+			l.Close()
+			p.r.close()
+			return nil, err
+		}
+		c := &joinOp{env: j.env, kind: j.kind, left: l, right: r, lkeys: j.lkeys, rkeys: j.rkeys, on: j.on,
+			ltypes: j.ltypes, rtypes: j.rtypes, seed: j.seed, depth: j.depth + 1, acc: j.env.account("the build side of a hash join")}
+		c.initOutput()
+		j.child = c
+	}
 }
 
 // maxBuildBytes bounds what one operator holds in memory (a join's build
@@ -441,14 +618,23 @@ func (j *joinOp) Close() {
 // rather than exhausting the server.
 var maxBuildBytes int64 = 1 << 30
 
-// batchBytes estimates the memory a batch's values take.
+// batchBytes estimates the memory a batch's values take (by capacity:
+// what its vectors hold allocated).
 func batchBytes(b *types.Batch) int64 {
+	if b == nil {
+		return 0
+	}
 	var n int64
 	for _, c := range b.Cols {
-		n += int64(cap(c.Bytes.Data)) + 4*int64(cap(c.Bytes.Offsets)) + 8*int64(cap(c.Ints)+cap(c.Floats)) +
-			int64(cap(c.Bools)+cap(c.Nulls))
+		n += vecBytes(c)
 	}
 	return n
+}
+
+// vecBytes estimates the memory a vector's values take.
+func vecBytes(c *types.Vec) int64 {
+	return int64(cap(c.Bytes.Data)) + 4*int64(cap(c.Bytes.Offsets)) + 8*int64(cap(c.Ints)+cap(c.Floats)) +
+		int64(cap(c.Bools)+cap(c.Nulls))
 }
 
 func tooMuchMemory(what string) error {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"math"
@@ -23,10 +24,6 @@ const (
 	invalidArgumentForLog   pgerror.Code = "2201E"
 	invalidArgumentForPower pgerror.Code = "2201F"
 )
-
-// maxTextBytes bounds a string a function builds (repeat, lpad), as
-// PostgreSQL bounds a value at 1 GB.
-const maxTextBytes = 1 << 30
 
 // scalar appends the value of a function of sql/scalar_funcs.go for row
 // i; ok is false when the function is not one of them.
@@ -245,6 +242,11 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			if n > 0 {
 				f.buf = append(f.buf, sep...)
 			}
+			if v.Type.Phys() == types.PhysBytes {
+				if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), int64(len(f.buf)+len(v.GetBytes(i)))); err != nil {
+					return true, err
+				}
+			}
 			f.buf = types.AppendText(f.buf, v, i)
 			n++
 		}
@@ -264,15 +266,17 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			out.AppendString(string(s[:min(len(s), n)]))
 			break
 		}
+		// As PostgreSQL: the length in characters times the longest
+		// UTF-8 character must fit in a field.
+		if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), 4*int64(n)); err != nil {
+			return true, err
+		}
 		var sb strings.Builder
 		if name == "rpad" {
 			sb.WriteString(string(s))
 		}
 		for k := 0; k < n-len(s); k++ {
 			sb.WriteRune(fill[k%len(fill)])
-			if sb.Len() > maxTextBytes {
-				return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
-			}
 		}
 		if name == "lpad" {
 			sb.WriteString(string(s))
@@ -284,10 +288,13 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			out.AppendString("")
 			break
 		}
-		if n > maxTextBytes/int64(len(s)) {
+		if n > maxFieldBytes/int64(len(s)) {
 			return true, pgerror.New(pgerror.ProgramLimitExceeded, "requested length too large")
 		}
-		out.AppendString(strings.Repeat(string(s), int(n)))
+		if err := f.env.checkValue(&f.valAcc, int64(len(out.Bytes.Data)), n*int64(len(s))); err != nil {
+			return true, err
+		}
+		out.AppendBytes(bytes.Repeat(s, int(n)))
 	case "reverse":
 		r := []rune(f.str(0, i))
 		for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {

@@ -30,6 +30,8 @@ type sortOp struct {
 	// sort holds about twice that many (see trim).
 	keep  int64
 	spare *types.Batch
+	// acc holds what the rows take (their vectors' capacity).
+	acc *MemAccount
 }
 
 // types returns the types of the sorted rows' columns.
@@ -46,6 +48,7 @@ func (s *sortOp) load() error {
 	s.all = types.NewBatch(ts, types.BatchSize)
 	budget := s.env.spillBudget()
 	s.tempFile = s.env.tempFile("sort-*")
+	s.acc = s.env.account("a sort")
 	n := 0
 	err := Drain(s.in, func(b *types.Batch) error {
 		for i, c := range b.Cols {
@@ -59,11 +62,18 @@ func (s *sortOp) load() error {
 			}
 			n = s.all.Len()
 		}
-		if s.tempFile != nil && heldBytes(s.all) > budget {
+		// Past work_mem, or when the server's memory is short, the rows
+		// go to a sorted run on disk.
+		err := s.acc.Resize(batchBytes(s.all) + batchBytes(s.spare) + 8*int64(cap(s.perm)))
+		if s.tempFile != nil && (err != nil || heldBytes(s.all) > budget) {
 			if err := s.spillRun(); err != nil {
 				return err
 			}
 			n = 0
+			err = s.acc.Resize(batchBytes(s.all) + batchBytes(s.spare) + 8*int64(cap(s.perm)))
+		}
+		if err != nil {
+			return err
 		}
 		return s.env.canceled()
 	})
@@ -72,9 +82,17 @@ func (s *sortOp) load() error {
 	}
 	s.out = types.NewBatch(ts, types.BatchSize)
 	if s.runs != nil {
-		return s.startMerge(ts)
+		if err := s.startMerge(ts); err != nil {
+			return err
+		}
+		s.spare = nil
+		// The merge holds a read buffer and a block of rows per run.
+		return s.acc.Resize(int64(len(s.merge.runs)) * (256<<10 + runBlock*64))
 	}
-	return s.sortAll()
+	if err := s.sortAll(); err != nil {
+		return err
+	}
+	return s.acc.Resize(batchBytes(s.all) + batchBytes(s.spare) + 8*int64(cap(s.perm)))
 }
 
 // trim sorts the rows held and keeps the first s.keep of them, in order:
@@ -171,6 +189,7 @@ func (s *sortOp) Next() (*types.Batch, error) {
 
 func (s *sortOp) Close() {
 	s.in.Close()
+	s.acc.Close()
 	if s.runs != nil {
 		s.runs.f.Close()
 		s.runs = nil

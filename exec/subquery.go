@@ -22,6 +22,9 @@ type subqueryEval struct {
 	frame  []*types.Vec
 	buf    []byte
 	elem   []byte
+	// held is what rows takes, reserved in the statement's subquery
+	// account (Env.Close gives it back).
+	held int64
 }
 
 func (e *Env) compileSubquery(x *plan.Subquery) (evaluator, error) {
@@ -59,6 +62,9 @@ func (s *subqueryEval) run() error {
 	s.count = 0
 	if s.rows != nil {
 		s.rows.Reset()
+		if err := s.hold(); err != nil {
+			return err
+		}
 	}
 	for {
 		b, err := op.Next()
@@ -83,6 +89,9 @@ func (s *subqueryEval) run() error {
 		}
 		if s.rows != nil && len(b.Cols) > 0 {
 			s.rows.AppendVec(b.Cols[0])
+			if err := s.hold(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -124,6 +133,20 @@ func (s *subqueryEval) eval(b *types.Batch) (*types.Vec, error) {
 		s.appendResult(test, i)
 	}
 	return s.out, nil
+}
+
+// hold reserves what the rows of the subquery take (IN and ANY lists,
+// ARRAY(...)'s elements) in the statement's account for subqueries.
+func (s *subqueryEval) hold() error {
+	n := vecBytes(s.rows)
+	if s.env.subAcc == nil {
+		s.env.subAcc = s.env.account("a subquery's rows")
+	}
+	if err := s.env.subAcc.Grow(n - s.held); err != nil {
+		return err
+	}
+	s.held = n
+	return nil
 }
 
 // appendResult appends the value for row i from the rows of the last run.

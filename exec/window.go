@@ -20,6 +20,8 @@ type windowOp struct {
 	inBatch    *types.Batch
 	inPos      int
 	done       bool
+	// acc holds what the partition and its output take.
+	acc *MemAccount
 }
 
 func newWindow(env *Env, n *plan.Window) (Operator, error) {
@@ -35,10 +37,14 @@ func newWindow(env *Env, n *plan.Window) (Operator, error) {
 	for _, c := range n.Calls {
 		outTs = append(outTs, c.Typ)
 	}
-	return &windowOp{env: env, in: in, n: n, part: types.NewBatch(ts, types.BatchSize), out: types.NewBatch(outTs, types.BatchSize)}, nil
+	return &windowOp{env: env, in: in, n: n, part: types.NewBatch(ts, types.BatchSize), out: types.NewBatch(outTs, types.BatchSize),
+		acc: env.account("a window partition")}, nil
 }
 
-func (w *windowOp) Close() { w.in.Close() }
+func (w *windowOp) Close() {
+	w.in.Close()
+	w.acc.Close()
+}
 
 // Next returns the next partition, with the calls' columns.
 func (w *windowOp) Next() (*types.Batch, error) {
@@ -57,6 +63,11 @@ func (w *windowOp) Next() (*types.Batch, error) {
 			}
 			if heldBytes(w.part) > maxBuildBytes {
 				return nil, tooMuchMemory("a window partition")
+			}
+			// The partition is copied into the output with its calls'
+			// columns: both count.
+			if err := w.acc.Resize(2*batchBytes(w.part) + batchBytes(w.out)); err != nil {
+				return nil, err
 			}
 			if b == nil {
 				w.done = true

@@ -67,6 +67,11 @@ type Options struct {
 	// MaxConnections bounds client connections; 0 means
 	// DefaultMaxConnections, negative means no limit.
 	MaxConnections int
+	// MemoryLimit is the server's memory limit in bytes; 0 means
+	// DefaultMemoryLimit. A quarter of it bounds what query operators
+	// hold, all sessions together (beyond it a query fails with 53200);
+	// the command also makes it Go's runtime limit.
+	MemoryLimit int64
 }
 
 // Server is a running deeplaked.
@@ -131,6 +136,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 	eng := session.NewEngine(db, logger)
+	memLimit := cmp.Or(opts.MemoryLimit, DefaultMemoryLimit())
+	eng.SetMemoryLimit(memLimit)
 	eng.AuthEnabled = method != wire.AuthTrust
 	s.wire = wire.NewServer(engineAdapter{eng}, wire.Options{
 		Logger:         logger,
@@ -151,7 +158,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.InMemory {
 		dir = "(memory)"
 	}
-	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"), "auth", method.String(), "tls", tlsConfig != nil)
+	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"), "auth", method.String(), "tls", tlsConfig != nil, "memory_limit", memLimit)
 	return s, nil
 }
 

@@ -20,6 +20,8 @@ type cursor struct {
 	window types.Batch
 	// tag is the completion tag of a materialized statement.
 	tag string
+	// env is what the operators share, closed with them.
+	env *exec.Env
 }
 
 // open builds the operators of a query. They run under a context of their
@@ -30,12 +32,14 @@ func (c *cursor) open(s *Session, ctx context.Context, node plan.Node) error {
 	opCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	op, err := exec.Build(s.env(opCtx), node)
+	env := s.env(opCtx)
+	op, err := exec.Build(env, node)
 	if err != nil {
 		cancel()
+		env.Close()
 		return err
 	}
-	c.op, c.cancel = op, cancel
+	c.op, c.cancel, c.env = op, cancel, env
 	return nil
 }
 
@@ -90,6 +94,10 @@ func (c *cursor) closeOp() {
 		c.op.Close()
 		c.op = nil
 		c.batch = nil
+	}
+	if c.env != nil {
+		c.env.Close()
+		c.env = nil
 	}
 	if c.cancel != nil {
 		c.cancel()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/deeplaked/deeplaked/exec"
@@ -23,6 +25,37 @@ type Engine struct {
 	// AuthEnabled restricts role statements to superusers; set it before
 	// the first session when clients authenticate with passwords.
 	AuthEnabled bool
+	// mem is the server's memory accountant (SetMemoryLimit); memLimit
+	// the limit memory_limit shows.
+	mem      *exec.MemMonitor
+	memLimit int64
+}
+
+// SetMemoryLimit sets the server's memory limit, before the first session:
+// a quarter of it bounds what query operators hold, all sessions together
+// (the rest is for storage caches, connection buffers, copies of values
+// in flight, and the garbage of growing buffers the Go runtime has yet to
+// collect); beyond it a query fails with 53200.
+func (e *Engine) SetMemoryLimit(limit int64) {
+	e.memLimit = limit
+	e.mem = exec.NewMemMonitor("server", limit/4)
+}
+
+// freeingMemory is set while a session returns freed memory to the
+// system (freeMemory).
+var freeingMemory atomic.Bool
+
+// freeMemory returns the memory a statement freed to the system when it
+// held much (64 MB or more), so that the server's resident size drops
+// back after a large query rather than when the runtime gets to it.
+func (s *Session) freeMemory() {
+	if s.mem.TakePeak() < 64<<20 || !freeingMemory.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer freeingMemory.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
 
 // NewEngine returns an engine serving db.
@@ -60,11 +93,19 @@ type Session struct {
 	params *sql.Params
 	// codec decodes binary parameter values.
 	codec types.BinaryCodec
+	// mem is the session's memory monitor, a child of the server's.
+	mem *exec.MemMonitor
+	// lastEnv is the Env of the last DML statement (stmtEnv).
+	lastEnv *exec.Env
 }
 
 // NewSession starts a session for user on database.
 func (e *Engine) NewSession(user, database string) *Session {
-	return &Session{eng: e, User: user, Database: database, settings: newSettings(user)}
+	s := &Session{eng: e, User: user, Database: database, settings: newSettings(user), mem: e.mem.Child("session")}
+	if e.memLimit > 0 {
+		s.settings.setFixed("memory_limit", exec.FormatBytes(e.memLimit))
+	}
+	return s
 }
 
 // TxStatus returns the ReadyForQuery status byte.
@@ -78,8 +119,11 @@ func (s *Session) TxStatus() byte {
 	return TxIdle
 }
 
-// Close rolls back any open transaction.
+// Close rolls back any open transaction and gives back the memory its
+// operators still hold.
 func (s *Session) Close() {
+	defer s.mem.Stop()
+	s.lastEnv.Close()
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -102,6 +146,7 @@ func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) 
 	}
 	s.multi = len(stmts) > 1
 	defer func() { _ = s.reportSettings(w) }()
+	defer s.freeMemory()
 	for _, p := range stmts {
 		sctx, cancel := s.statementContext(ctx)
 		err := statementError(sctx, s.execOne(sctx, p, w))
@@ -228,7 +273,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err := s.authorize(n); err != nil {
 			return err
 		}
-		res, err := exec.RunUpdate(s.env(ctx), n)
+		res, err := exec.RunUpdate(s.stmtEnv(ctx), n)
 		if err != nil {
 			return err
 		}
@@ -241,7 +286,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err := s.authorize(n); err != nil {
 			return err
 		}
-		res, err := exec.RunDelete(s.env(ctx), n)
+		res, err := exec.RunDelete(s.stmtEnv(ctx), n)
 		if err != nil {
 			return err
 		}
@@ -262,7 +307,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			}
 		}
 		for _, n := range dels {
-			if _, err := exec.RunDelete(s.env(ctx), n); err != nil {
+			if _, err := exec.RunDelete(s.stmtEnv(ctx), n); err != nil {
 				return err
 			}
 		}
@@ -451,7 +496,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 		return nil, nil, err
 	}
 	n = planner.Optimize(n).(*plan.Insert)
-	res, err := exec.RunInsert(s.env(ctx), n)
+	res, err := exec.RunInsert(s.stmtEnv(ctx), n)
 	return n, res, err
 }
 
@@ -472,7 +517,7 @@ func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) er
 	if err != nil {
 		return err
 	}
-	count, err := exec.RunCopyFrom(s.env(ctx), n, r)
+	count, err := exec.RunCopyFrom(s.stmtEnv(ctx), n, r)
 	if err != nil {
 		return err
 	}
@@ -504,7 +549,9 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 			return err
 		}
 	}
-	ct, err := exec.NewCopyTo(s.env(ctx), n)
+	env := s.env(ctx)
+	defer env.Close()
+	ct, err := exec.NewCopyTo(env, n)
 	if err != nil {
 		return err
 	}
@@ -580,8 +627,17 @@ func (s *Session) catalog() sql.Catalog {
 	return s.eng.db
 }
 
+// stmtEnv returns an Env for a statement that runs to its end within the
+// call; what it holds is given back then (at the next statement at the
+// latest).
+func (s *Session) stmtEnv(ctx context.Context) *exec.Env {
+	s.lastEnv.Close()
+	s.lastEnv = s.env(ctx)
+	return s.lastEnv
+}
+
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
@@ -651,7 +707,9 @@ func columnsOf(cols []plan.Column) []Column {
 func tableOID(id uint64) uint32 { return uint32(16384 + id) }
 
 func (s *Session) runQuery(ctx context.Context, node plan.Node, w ResultWriter) error {
-	op, err := exec.Build(s.env(ctx), node)
+	env := s.env(ctx)
+	defer env.Close()
+	op, err := exec.Build(env, node)
 	if err != nil {
 		return err
 	}

@@ -100,6 +100,7 @@ var params = []*param{
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
 	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
 	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
+	{name: "memory_limit", def: "-1", fixed: true, desc: "Shows the server's memory limit (--memory-limit)."},
 	{name: "role", def: "none", desc: "Sets the current session's role."},
 	{name: "search_path", def: `"$user", public`, list: true, desc: "Sets the schema search order for names that are not schema-qualified."},
 	{name: "server_encoding", def: "UTF8", report: true, fixed: true, desc: "Shows the server (database) character set encoding."},
@@ -166,6 +167,11 @@ func newSettings(user string) settings {
 		}
 	}
 	return s
+}
+
+// setFixed sets a fixed parameter's value (one the server decides).
+func (s *settings) setFixed(name, v string) {
+	s.reset[name], s.cur[name] = v, v
 }
 
 // Setting returns a session setting's value by name, in any case; "" for

@@ -11,12 +11,14 @@ import (
 	_ "net/http/pprof" // profiles on --debug-listen
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/deeplaked/deeplaked/server"
 	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
 )
 
 func envOr(name, def string) string {
@@ -71,7 +73,21 @@ func main() {
 	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
 	unixDir := flag.String("unix-socket-dir", envOr("DEEPLAKED_UNIX_SOCKET_DIR", ""), "directory for the Unix socket .s.PGSQL.<port> (psql -h DIR); empty for none (env DEEPLAKED_UNIX_SOCKET_DIR)")
 	debugListen := flag.String("debug-listen", envOr("DEEPLAKED_DEBUG_LISTEN", ""), "address of an HTTP listener serving Go's /debug/pprof profiles; empty for none (env DEEPLAKED_DEBUG_LISTEN)")
+	memLimit := flag.String("memory-limit", envOr("DEEPLAKED_MEMORY_LIMIT", ""), "the server's memory limit, such as 4GB or 512MB; default 3/4 of physical memory or of the cgroup's limit (env DEEPLAKED_MEMORY_LIMIT)")
 	flag.Parse()
+	memoryLimit := server.DefaultMemoryLimit()
+	if *memLimit != "" {
+		kb, ok := types.MemorySettingKB(*memLimit)
+		if !ok || kb < 1<<10 || kb > 1<<40 {
+			fmt.Fprintf(os.Stderr, "deeplaked: --memory-limit %q: want a size from 1MB to 1PB, such as 4GB or 512MB\n", *memLimit)
+			os.Exit(2)
+		}
+		memoryLimit = kb << 10
+	}
+	// Go's runtime collects harder near the limit and returns freed memory
+	// to the system; a tenth is left for what it does not count (the SQL
+	// parser's C memory, thread stacks).
+	debug.SetMemoryLimit(memoryLimit / 10 * 9)
 	if *retention == 0 {
 		*retention = -1 // storage reads 0 as "the default"
 	}
@@ -105,6 +121,8 @@ func main() {
 		TLSCert:           *tlsCert,
 		TLSKey:            *tlsKey,
 		MaxConnections:    max(*maxConns, -1),
+
+		MemoryLimit: memoryLimit,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deeplaked:", err)

@@ -1,0 +1,113 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// joinSides makes two inputs of (k int8, s text) with duplicate and NULL
+// keys and keys on one side only.
+func joinSides(rows int) (cols []plan.Column, left, right []*types.Batch) {
+	cols = []plan.Column{{Name: "k", Type: types.TypInt8}, {Name: "s", Type: types.TypText}}
+	ts := []types.Type{types.TypInt8, types.TypText}
+	rng := rand.New(rand.NewPCG(7, 8))
+	side := func(name string, keys int) []*types.Batch {
+		var bs []*types.Batch
+		for lo := 0; lo < rows; lo += 1000 {
+			b := types.NewBatch(ts, 1000)
+			for i := lo; i < lo+1000; i++ {
+				if rng.IntN(40) == 0 {
+					b.Cols[0].AppendNull()
+				} else {
+					b.Cols[0].AppendInt(int64(rng.IntN(keys)))
+				}
+				b.Cols[1].AppendString(fmt.Sprintf("%s%d", name, i))
+			}
+			b.SetLen(1000)
+			bs = append(bs, b)
+		}
+		return bs
+	}
+	return cols, side("x", rows), side("x", rows+rows/2)
+}
+
+func runJoin(t *testing.T, kind plan.JoinKind, on bool, cols []plan.Column, left, right []*types.Batch, budget int64, spill bool) (rows []string, files int) {
+	t.Helper()
+	defer func(b int64) { spillMin = b }(spillMin)
+	spillMin = budget
+	env := &Env{}
+	if spill {
+		env.TempFile = func(pattern string) (*os.File, error) {
+			files++
+			return os.CreateTemp(t.TempDir(), pattern)
+		}
+	}
+	n := &plan.Join{Kind: kind, Left: &plan.Values{Cols: cols}, Right: &plan.Values{Cols: cols},
+		LeftKeys:  []plan.Expr{&plan.ColRef{Idx: 0, Typ: types.TypInt8}},
+		RightKeys: []plan.Expr{&plan.ColRef{Idx: 0, Typ: types.TypInt8}}}
+	if on {
+		// A residual condition over both sides' text: s of the left sorts
+		// before s of the right for about half of the pairs.
+		n.On = &plan.Call{Op: plan.OpLt, Typ: types.TypBool, Args: []plan.Expr{
+			&plan.ColRef{Idx: 1, Typ: types.TypText}, &plan.ColRef{Idx: 3, Typ: types.TypText}}}
+	}
+	op, err := newJoin(env, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.(*joinOp).left, op.(*joinOp).right = &sliceOp{bs: left}, &sliceOp{bs: right}
+	defer op.Close()
+	err = Drain(op, func(b *types.Batch) error {
+		for i := range b.Len() {
+			var sb strings.Builder
+			for _, v := range b.Cols {
+				if v.Nulls[i] {
+					sb.WriteString("NULL|")
+				} else {
+					sb.Write(types.AppendText(nil, v, i))
+					sb.WriteByte('|')
+				}
+			}
+			rows = append(rows, sb.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rows)
+	return rows, files
+}
+
+// TestGraceHashJoin: a build side past work_mem partitions both sides to
+// files (again where a partition is still too large), and inner, left
+// and full joins, with and without a residual condition, give the rows
+// the in-memory join gives, at several budgets.
+func TestGraceHashJoin(t *testing.T) {
+	cols, left, right := joinSides(3000)
+	for _, kind := range []plan.JoinKind{plan.JoinInner, plan.JoinLeft, plan.JoinFull} {
+		for _, on := range []bool{false, true} {
+			want, _ := runJoin(t, kind, on, cols, left, right, 1<<40, false)
+			for _, budget := range []int64{4 << 10, 16 << 10, 64 << 10} {
+				got, files := runJoin(t, kind, on, cols, left, right, budget, true)
+				if files == 0 {
+					t.Fatalf("kind %d, budget %d: no spill", kind, budget)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("kind %d on %v budget %d: %d rows, want %d", kind, on, budget, len(got), len(want))
+				}
+				if budget == 4<<10 && files <= 2*spillFanout {
+					t.Errorf("budget %d: %d files, want partitions split again", budget, files)
+				}
+			}
+			t.Logf("kind %d on %v: %d rows", kind, on, len(want))
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/storage"
+)
+
+// TestMemoryLimit: under a server memory limit, memory_limit shows it
+// (read-only); a value or a recursive query larger than the budget fails
+// with 53200 at once, one past a field's 1 GB with 54000, and the
+// session gives back what its operators reserved, after an error too.
+func TestMemoryLimit(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := NewEngine(db, nil)
+	eng.SetMemoryLimit(128 << 20)
+	s := eng.NewSession("u", "d")
+	mustRun(t, s, "SHOW memory_limit", "columns memory_limit:text; 128MB; SHOW")
+	wantCode(t, s, "SET memory_limit = '1GB'", "55P02")
+
+	wantCode(t, s, "SELECT repeat('x', 100000000)", pgerror.OutOfMemory)
+	wantCode(t, s, "SELECT length(repeat('ab', 600000000))", pgerror.ProgramLimitExceeded)
+	wantCode(t, s, "SELECT lpad('x', 300000000)", pgerror.ProgramLimitExceeded)
+	wantCode(t, s, "SELECT length(repeat('x', 40000000) || repeat('y', 40000000))", pgerror.OutOfMemory)
+	wantCode(t, s, "SELECT replace(repeat('x', 1000), 'x', repeat('y', 2000000))", pgerror.ProgramLimitExceeded)
+	mustRun(t, s, "SELECT length(repeat('x', 1000000) || 'y')", "columns length:integer; 1000001; SELECT 1")
+	wantCode(t, s, `WITH RECURSIVE r(n, s) AS (SELECT 1, repeat('x', 10000) UNION ALL SELECT n + 1, s FROM r WHERE n < 1000000)
+		SELECT count(*) FROM r`, pgerror.OutOfMemory)
+	wantCode(t, s, `SELECT count(*) FROM (SELECT DISTINCT g, repeat('x', 100) FROM generate_series(1, 1000000) g) d`, pgerror.OutOfMemory)
+	if used := s.mem.Used(); used != 0 {
+		t.Fatalf("the session holds %d bytes after its statements failed", used)
+	}
+	mustRun(t, s, "SELECT count(*) FROM (SELECT DISTINCT g % 1000 FROM generate_series(1, 100000) g) d", "columns count:bigint; 1000; SELECT 1")
+	s.Close()
+	if used := eng.mem.Used(); used != 0 {
+		t.Fatalf("the server holds %d bytes after the session ended", used)
+	}
+}
