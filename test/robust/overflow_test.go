@@ -9,7 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/deeplaked/deeplaked/internal/pgtest"
 	"github.com/deeplaked/deeplaked/internal/proctest"
+	"github.com/deeplaked/deeplaked/test/sqllogic"
 )
 
 // Result formats of the extended protocol.
@@ -125,5 +127,42 @@ func ovCheckCode(t *testing.T, what string, err error, code string) {
 	}
 	if pe.Code != code {
 		t.Errorf("%s: SQLSTATE %s (%s), want %s", what, pe.Code, pe.Message, code)
+	}
+}
+
+// TestLimitsMatchPostgres15 runs the sqllogictest file of numeric limits
+// against a real PostgreSQL 15 and against the binary: every answer and
+// every SQLSTATE in it is PostgreSQL's.
+func TestLimitsMatchPostgres15(t *testing.T) {
+	f, err := sqllogic.ParseFile("../sqllogic/testdata/limits.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pgtest.Start15(t)
+	srv := proctest.Start(t, nil)
+	for _, target := range []struct {
+		name, dsn string
+		engines   []string
+	}{
+		{"postgresql", "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable", []string{"postgresql"}},
+		{"deeplaked", srv.DSN("postgres", "", "postgres"), []string{"postgresql", "deeplaked"}},
+	} {
+		t.Run(target.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			conn, err := pgconn.Connect(ctx, target.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			r := sqllogic.Runner{Conn: conn, Engines: target.engines, RecordTimeout: 10 * time.Second}
+			res := r.Run(ctx, f)
+			for _, fail := range res.Failures {
+				t.Error(fail.String())
+			}
+			if res.Passed < 150 {
+				t.Errorf("only %d records passed", res.Passed)
+			}
+		})
 	}
 }
