@@ -178,6 +178,9 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 			return in, err
 		}
 	}
+	if x.Op == plan.OpCoalesce {
+		x = e.pruneCoalesce(x)
+	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {
 		ae, err := e.compile(a)
@@ -190,6 +193,25 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 		c.like = &likeMatcher{fold: x.Op == plan.OpILike}
 	}
 	return c, nil
+}
+
+// pruneCoalesce drops the arguments of coalesce after the first that is
+// a constant other than NULL, as PostgreSQL's planner does: they are never
+// its value, and evaluating them could fail (coalesce(1, 1/0) is 1).
+func (e *Env) pruneCoalesce(x *plan.Call) *plan.Call {
+	for k, a := range x.Args[:len(x.Args)-1] {
+		if !isConstant(a) {
+			continue
+		}
+		v, err := e.foldConst(a)
+		if err != nil || v.Nulls[0] {
+			continue
+		}
+		c := *x
+		c.Args = x.Args[:k+1]
+		return &c
+	}
+	return x
 }
 
 // intInEval is `x IN (k1, k2, ...)` for an integer x and integer
