@@ -71,8 +71,7 @@ const groupBytes = mapEntryBytes + 16
 type accumulator struct {
 	call  plan.AggCall
 	count []int64
-	ints  []int64
-	flts  []float64
+	sums  []sumState // sum, avg
 	set   []bool
 	vals  *types.Vec // min/max: current value per group
 	seen  []map[string]struct{}
@@ -311,8 +310,7 @@ func (a *aggregateOp) startSpill() error {
 
 func (acc *accumulator) grow() {
 	acc.count = append(acc.count, 0)
-	acc.ints = append(acc.ints, 0)
-	acc.flts = append(acc.flts, 0)
+	acc.sums = append(acc.sums, sumState{})
 	acc.set = append(acc.set, false)
 	if acc.call.Func == plan.AggStringAgg {
 		acc.strs = append(acc.strs, nil)
@@ -352,17 +350,7 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 		if acc.call.Typ.IsVector() {
 			return acc.addVector(g, v, r)
 		}
-		if acc.call.Func == plan.AggSum && v.Type.Phys() == types.PhysInt && acc.call.Typ.Phys() == types.PhysInt {
-			s := acc.ints[g] + v.Ints[r]
-			if (v.Ints[r] > 0 && s < acc.ints[g]) || (v.Ints[r] < 0 && s > acc.ints[g]) {
-				return pgerror.New(pgerror.NumericValueOutOfRange, "bigint out of range")
-			}
-			acc.ints[g] = s
-		} else if v.Type.Phys() == types.PhysInt {
-			acc.flts[g] += float64(v.Ints[r])
-		} else {
-			acc.flts[g] += v.Floats[r]
-		}
+		return acc.sums[g].add(v, r, acc.call.Func == plan.AggAvg, acc.call.Typ)
 	case plan.AggStringAgg:
 		add := len(v.GetBytes(r))
 		if acc.count[g] > 1 {
@@ -429,33 +417,16 @@ func (acc *accumulator) replace(g int, v *types.Vec, r int) {
 	}
 }
 
-func (acc *accumulator) appendResult(out *types.Vec, g int) {
+func (acc *accumulator) appendResult(out *types.Vec, g int) error {
 	switch acc.call.Func {
 	case plan.AggCount, plan.AggCountStar:
 		out.AppendInt(acc.count[g])
 	case plan.AggSum, plan.AggAvg:
 		if out.Type.IsVector() {
 			acc.appendVector(out, g)
-			return
+			return nil
 		}
-		if acc.call.Func == plan.AggAvg {
-			if acc.count[g] == 0 {
-				out.AppendNull()
-			} else {
-				out.AppendFloat(acc.flts[g] / float64(acc.count[g]))
-			}
-			return
-		}
-		switch {
-		case acc.count[g] == 0:
-			out.AppendNull()
-		case out.Type.Phys() == types.PhysInt:
-			out.AppendInt(acc.ints[g])
-		case out.Type.Kind == types.Float4:
-			out.AppendFloat(float64(float32(acc.flts[g])))
-		default:
-			out.AppendFloat(acc.flts[g])
-		}
+		return acc.sums[g].appendTo(out, acc.call.Func == plan.AggAvg, acc.count[g])
 	case plan.AggStringAgg:
 		if acc.count[g] == 0 {
 			out.AppendNull()
@@ -473,6 +444,7 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) {
 		}
 		out.AppendFrom(acc.vals, g)
 	}
+	return nil
 }
 
 func (a *aggregateOp) Next() (*types.Batch, error) {
@@ -551,7 +523,9 @@ func (a *aggregateOp) emitGroups() *types.Batch {
 			a.out.Cols[k].AppendFrom(a.keys[k], g)
 		}
 		for k, acc := range a.accs {
-			acc.appendResult(a.out.Cols[len(a.keys)+k], g)
+			if err := acc.appendResult(a.out.Cols[len(a.keys)+k], g); err != nil {
+				return nil, err
+			}
 		}
 	}
 	a.out.SetLen(end - a.emit)

@@ -435,10 +435,19 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			v = a | b
 		case "bitxor":
 			v = a ^ b
-		case "shiftleft":
-			v = a << uint64(b&63)
-		default:
-			v = a >> uint64(b&63)
+		case "shiftleft", "shiftright":
+			// As PostgreSQL's int2shl/int4shl/int8shl on x86-64: the count
+			// is taken modulo the width the C operator shifts in (int2 is
+			// promoted to int), so 1 << 32 is 1 for an integer.
+			mask := int64(31)
+			if out.Type.Kind == types.Int8 {
+				mask = 63
+			}
+			if f.fn.Name == "shiftleft" {
+				v = a << uint64(b&mask)
+			} else {
+				v = a >> uint64(b&mask)
+			}
 		}
 		switch out.Type.Kind {
 		case types.Int2:

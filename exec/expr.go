@@ -180,6 +180,9 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 			return in, err
 		}
 	}
+	if x.Op == plan.OpCoalesce {
+		x = e.pruneCoalesce(x)
+	}
 	c := &callEval{env: e, call: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
 	for _, a := range x.Args {
 		ae, err := e.compile(a)
@@ -192,6 +195,25 @@ func (e *Env) compileCall(x *plan.Call) (evaluator, error) {
 		c.like = &likeMatcher{fold: x.Op == plan.OpILike}
 	}
 	return c, nil
+}
+
+// pruneCoalesce drops the arguments of coalesce after the first that is
+// a constant other than NULL, as PostgreSQL's planner does: they are never
+// its value, and evaluating them could fail (coalesce(1, 1/0) is 1).
+func (e *Env) pruneCoalesce(x *plan.Call) *plan.Call {
+	for k, a := range x.Args[:len(x.Args)-1] {
+		if !isConstant(a) {
+			continue
+		}
+		v, err := e.foldConst(a)
+		if err != nil || v.Nulls[0] {
+			continue
+		}
+		c := *x
+		c.Args = x.Args[:k+1]
+		return &c
+	}
+	return x
 }
 
 // intInEval is `x IN (k1, k2, ...)` for an integer x and integer
@@ -256,20 +278,8 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 	switch op := c.call.Op; op {
 	case plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod:
 		return out, arith(op, c.vals[0], c.vals[1], out, n)
-	case plan.OpNeg:
-		x := c.vals[0]
-		for i := 0; i < n; i++ {
-			switch {
-			case x.Nulls[i]:
-				out.AppendNull()
-			case out.Type.Phys() == types.PhysInt:
-				if err := appendIntChecked(out, -x.Ints[i], x.Ints[i] == math.MinInt64); err != nil {
-					return nil, err
-				}
-			default:
-				out.AppendFloat(-x.Floats[i])
-			}
-		}
+	case plan.OpNeg, plan.OpAbs:
+		return out, negate(c.vals[0], out, n, op == plan.OpAbs)
 	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
 		compareVecs(op, c.vals[0], c.vals[1], out, n)
 	case plan.OpNot:
@@ -409,24 +419,6 @@ func (c *callEval) eval(b *types.Batch) (*types.Vec, error) {
 		for i := 0; i < n; i++ {
 			out.AppendFloat(c.env.rng().Float64())
 		}
-	case plan.OpAbs:
-		x := c.vals[0]
-		for i := 0; i < n; i++ {
-			switch {
-			case x.Nulls[i]:
-				out.AppendNull()
-			case out.Type.Phys() == types.PhysInt:
-				v := x.Ints[i]
-				if v < 0 {
-					v = -v
-				}
-				if err := appendIntChecked(out, v, x.Ints[i] == math.MinInt64); err != nil {
-					return nil, err
-				}
-			default:
-				out.AppendFloat(math.Abs(x.Floats[i]))
-			}
-		}
 	case plan.OpLower, plan.OpUpper:
 		x := c.vals[0]
 		for i := 0; i < n; i++ {
@@ -527,97 +519,11 @@ func (c *callEval) jsonGet(n int) error {
 // appendIntChecked appends v to an integer Vec after checking the range of
 // its type; overflow forces the out-of-range error.
 func appendIntChecked(out *types.Vec, v int64, overflow bool) error {
-	var lo, hi int64 = math.MinInt64, math.MaxInt64
-	name := "bigint"
-	switch out.Type.Kind {
-	case types.Int2:
-		lo, hi, name = math.MinInt16, math.MaxInt16, "smallint"
-	case types.Int4:
-		lo, hi, name = math.MinInt32, math.MaxInt32, "integer"
-	}
+	lo, hi, err := intRange(out.Type.Kind)
 	if overflow || v < lo || v > hi {
-		return pgerror.Newf(pgerror.NumericValueOutOfRange, "%s out of range", name)
+		return err
 	}
 	out.AppendInt(v)
-	return nil
-}
-
-func arith(op plan.Op, x, y, out *types.Vec, n int) error {
-	if out.Type.Phys() == types.PhysInt {
-		for i := 0; i < n; i++ {
-			if x.Nulls[i] || y.Nulls[i] {
-				out.AppendNull()
-				continue
-			}
-			a, b := x.Ints[i], y.Ints[i]
-			var r int64
-			overflow := false
-			switch op {
-			case plan.OpAdd:
-				r = a + b
-				overflow = (a > 0 && b > 0 && r < 0) || (a < 0 && b < 0 && r >= 0)
-			case plan.OpSub:
-				r = a - b
-				overflow = (a >= 0 && b < 0 && r < 0) || (a < 0 && b > 0 && r >= 0)
-			case plan.OpMul:
-				r = a * b
-				overflow = a != 0 && (r/a != b || (a == -1 && b == math.MinInt64))
-			case plan.OpDiv, plan.OpMod:
-				if b == 0 {
-					return pgerror.New(pgerror.DivisionByZero, "division by zero")
-				}
-				if b == -1 {
-					if op == plan.OpMod {
-						r = 0
-					} else {
-						r, overflow = -a, a == math.MinInt64
-					}
-				} else if op == plan.OpDiv {
-					r = a / b
-				} else {
-					r = a % b
-				}
-			}
-			if err := appendIntChecked(out, r, overflow); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	f32 := out.Type.Kind == types.Float4
-	for i := 0; i < n; i++ {
-		if x.Nulls[i] || y.Nulls[i] {
-			out.AppendNull()
-			continue
-		}
-		a, b := x.Floats[i], y.Floats[i]
-		var r float64
-		switch op {
-		case plan.OpAdd:
-			r = a + b
-		case plan.OpSub:
-			r = a - b
-		case plan.OpMul:
-			r = a * b
-		case plan.OpDiv:
-			if b == 0 {
-				return pgerror.New(pgerror.DivisionByZero, "division by zero")
-			}
-			r = a / b
-		case plan.OpMod:
-			if b == 0 {
-				return pgerror.New(pgerror.DivisionByZero, "division by zero")
-			}
-			r = math.Mod(a, b)
-		}
-		if f32 {
-			r = float64(float32(r))
-		}
-		if math.IsInf(r, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
-			return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
-		}
-		out.AppendFloat(r)
-	}
 	return nil
 }
 
@@ -836,7 +742,10 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		if to.Kind == types.Float4 {
 			f32 := float32(f)
 			if math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
-				return pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+				return errFloatOverflow
+			}
+			if f32 == 0 && f != 0 {
+				return errFloatUnder
 			}
 			f = float64(f32)
 		}

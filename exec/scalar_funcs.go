@@ -153,7 +153,11 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 		}
 		out.AppendFloat(r)
 	case "radians":
-		out.AppendFloat(fl(0) * math.Pi / 180)
+		r := fl(0) * (math.Pi / 180)
+		if r == 0 && fl(0) != 0 {
+			return true, errFloatUnder
+		}
+		out.AppendFloat(r)
 	case "floor":
 		out.AppendFloat(math.Floor(fl(0)) + 0) // + 0: no -0, as numeric
 	case "ceil", "ceiling":
@@ -177,8 +181,15 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			return true, pgerror.New(invalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
 		}
 		r := math.Pow(x, y)
-		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return true, pgerror.New(pgerror.NumericValueOutOfRange, "value out of range: overflow")
+		// As PostgreSQL's dpow: from finite operands, an infinite result
+		// overflows and a zero one from a non-zero base underflows.
+		if finite(x) && finite(y) {
+			if math.IsInf(r, 0) {
+				return true, errFloatOverflow
+			}
+			if r == 0 && x != 0 {
+				return true, errFloatUnder
+			}
 		}
 		out.AppendFloat(r)
 	case "round", "trunc":
@@ -200,8 +211,8 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			out.AppendInt(a.Ints[i] % b.Ints[i])
 			break
 		}
-		if b.Floats[i] == 0 {
-			return true, pgerror.New(pgerror.DivisionByZero, "division by zero")
+		if b.Floats[i] == 0 && !math.IsNaN(a.Floats[i]) {
+			return true, errDivByZero
 		}
 		out.AppendFloat(math.Mod(a.Floats[i], b.Floats[i]))
 	case "greatest", "least":
@@ -543,6 +554,9 @@ func dateTrunc(field string, us int64) (int64, error) {
 	}
 	return types.TimestampOf(r), nil
 }
+
+// finite reports whether x is neither infinite nor NaN.
+func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 func logArg(x float64) error {
 	switch {

@@ -235,8 +235,7 @@ func (w *windowOp) compute(call plan.WindowCall, dst *types.Vec, n int) error {
 // once per group of peers.
 func (w *windowOp) aggregate(call plan.WindowCall, arg *types.Vec, dst *types.Vec, n int) error {
 	var count int64
-	var isum int64
-	var fsum float64
+	var sum sumState
 	best := -1 // row of the min or max so far
 	for i := 0; i < n; {
 		end := w.frameEnd(i, n)
@@ -249,16 +248,10 @@ func (w *windowOp) aggregate(call plan.WindowCall, arg *types.Vec, dst *types.Ve
 			if arg == nil {
 				continue
 			}
-			switch arg.Type.Phys() {
-			case types.PhysInt:
-				s := isum + arg.Ints[r]
-				if (s > isum) != (arg.Ints[r] > 0) && arg.Ints[r] != 0 {
-					return pgerror.New(pgerror.NumericValueOutOfRange, "bigint out of range")
+			if call.Func == plan.WinSum || call.Func == plan.WinAvg {
+				if err := sum.add(arg, r, call.Func == plan.WinAvg, dst.Type); err != nil {
+					return err
 				}
-				isum = s
-				fsum += float64(arg.Ints[r])
-			case types.PhysFloat:
-				fsum += arg.Floats[r]
 			}
 			if call.Func == plan.WinMin || call.Func == plan.WinMax {
 				if best < 0 {
@@ -272,20 +265,9 @@ func (w *windowOp) aggregate(call plan.WindowCall, arg *types.Vec, dst *types.Ve
 			switch call.Func {
 			case plan.WinCount:
 				dst.AppendInt(count)
-			case plan.WinSum:
-				switch {
-				case count == 0:
-					dst.AppendNull()
-				case dst.Type.Phys() == types.PhysInt:
-					dst.AppendInt(isum)
-				default:
-					dst.AppendFloat(fsum)
-				}
-			case plan.WinAvg:
-				if count == 0 {
-					dst.AppendNull()
-				} else {
-					dst.AppendFloat(fsum / float64(count))
+			case plan.WinSum, plan.WinAvg:
+				if err := sum.appendTo(dst, call.Func == plan.WinAvg, count); err != nil {
+					return err
 				}
 			default:
 				if best < 0 {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -252,17 +253,27 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if !x.Type().IsNumeric() {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s", e.Op, x.Type())
 		}
-		if e.Op == "+" {
+		switch e.Op {
+		case "+":
 			return x, nil
-		}
-		if e.Op != "-" {
+		case "@":
+			return &plan.Call{Op: plan.OpAbs, Args: []plan.Expr{x}, Typ: x.Type()}, nil
+		case "-":
+		default:
 			return nil, unsupported("prefix operator " + e.Op)
 		}
-		if c, ok := x.(*plan.Const); ok && !c.Null && c.Typ.IsInteger() {
-			return plan.IntConst(c.Typ, -c.Val.Ints[0]), nil
+		// A constant is negated here only when the result fits its type:
+		// -(-2147483648)::int4 is left to the evaluator, which reports
+		// 22003 where the value is computed, as PostgreSQL does.
+		if c, ok := x.(*plan.Const); ok && !c.Null && c.Param == nil && c.Typ.IsInteger() {
+			if v := c.Val.Ints[0]; v != math.MinInt64 && intFits(c.Typ, -v) {
+				return plan.IntConst(c.Typ, -v), nil
+			}
 		}
-		if c, ok := x.(*plan.Const); ok && !c.Null && c.Typ.Kind == types.Float8 {
-			return plan.FloatConst(-c.Val.Floats[0]), nil
+		if c, ok := x.(*plan.Const); ok && !c.Null && c.Param == nil && c.Typ.Kind == types.Float8 {
+			n := plan.FloatConst(-c.Val.Floats[0])
+			n.Numeric = c.Numeric
+			return n, nil
 		}
 		return &plan.Call{Op: plan.OpNeg, Args: []plan.Expr{x}, Typ: x.Type()}, nil
 	case *AndExpr:
@@ -363,8 +374,14 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if !canCast(x.Type(), e.Type) {
 			return nil, pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", x.Type(), e.Type)
 		}
+		if c, ok := x.(*plan.Const); ok && e.Type.Kind == types.Float8 {
+			x = numericMark(c, e.Numeric)
+		}
 		if x.Type().Equal(e.Type) {
 			return x, nil
+		}
+		if c, ok := x.(*plan.Const); ok && c.Numeric && e.Type.IsInteger() {
+			return numericToInt(c, e.Type), nil
 		}
 		return &plan.Cast{X: x, Typ: e.Type}, nil
 	case *SubscriptExpr:

@@ -914,7 +914,9 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		if serial {
 			return nil, pgerror.New(pgerror.UndefinedObject, "type \"serial\" does not exist")
 		}
-		return &CastExpr{X: x, Type: t}, nil
+		_, name := typeNames(e.TypeCast.TypeName)
+		numeric := (name == "numeric" || name == "decimal") && len(e.TypeCast.TypeName.ArrayBounds) == 0
+		return &CastExpr{X: x, Type: t, Numeric: numeric}, nil
 	case *pg.Node_AIndirection:
 		x, err := convertExpr(e.AIndirection.Arg)
 		if err != nil {

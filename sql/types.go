@@ -24,7 +24,9 @@ func literal(l *Literal) (plan.Expr, error) {
 			if ferr != nil {
 				return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
 			}
-			return plan.FloatConst(f), nil
+			c := plan.FloatConst(f)
+			c.Numeric = true
+			return c, nil
 		}
 		if v >= math.MinInt32 && v <= math.MaxInt32 {
 			return plan.IntConst(types.TypInt4, v), nil
@@ -35,9 +37,64 @@ func literal(l *Literal) (plan.Expr, error) {
 		if err != nil && !isRangeErr(err) {
 			return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
 		}
-		return plan.FloatConst(f), nil
+		c := plan.FloatConst(f)
+		c.Numeric = true
+		return c, nil
 	}
 	return plan.StringConst(types.TypUnknown, l.Text), nil
+}
+
+// intFits reports whether v is in the range of the integer type t.
+func intFits(t types.Type, v int64) bool {
+	switch t.Kind {
+	case types.Int2:
+		return v >= math.MinInt16 && v <= math.MaxInt16
+	case types.Int4:
+		return v >= math.MinInt32 && v <= math.MaxInt32
+	}
+	return true
+}
+
+// numericMark returns c cast to numeric (when numeric is set) or to
+// double precision, both held as float8: a decimal literal or quoted
+// number cast to numeric keeps numeric's rounding to integers, one cast
+// to double precision takes float8's.
+func numericMark(c *plan.Const, numeric bool) plan.Expr {
+	if c.Null || c.Param != nil || c.Array {
+		return c
+	}
+	switch c.Typ.Kind {
+	case types.Unknown:
+		if !numeric {
+			return c
+		}
+		f := foldLiteral(c, types.TypFloat8)
+		if f == nil {
+			return c
+		}
+		f.Numeric = true
+		return f
+	case types.Float8:
+		if c.Numeric == numeric {
+			return c
+		}
+		n := *c
+		n.Numeric = numeric
+		return &n
+	}
+	return c
+}
+
+// numericToInt converts c, a decimal literal, to the integer type t as
+// PostgreSQL's numeric cast does: rounded half away from zero (2.5 is 3,
+// -2.5 is -3). A value out of t's range is left to the cast, rounded,
+// which fails with 22003 when it runs.
+func numericToInt(c *plan.Const, t types.Type) plan.Expr {
+	f := math.Round(c.Val.Floats[0])
+	if f >= -0x1p63 && f < 0x1p63 && intFits(t, int64(f)) {
+		return plan.IntConst(t, int64(f))
+	}
+	return &plan.Cast{X: plan.FloatConst(f), Typ: t}
 }
 
 func isRangeErr(err error) bool {
@@ -70,6 +127,9 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	}
 	if c, ok := e.(*plan.Const); ok && c.Null {
 		return plan.NullConst(t)
+	}
+	if c, ok := e.(*plan.Const); ok && c.Numeric && t.IsInteger() {
+		return numericToInt(c, t)
 	}
 	if c, ok := e.(*plan.Const); ok {
 		if folded := foldLiteral(c, t); folded != nil {
@@ -169,8 +229,9 @@ func numericResult(a, b types.Type) types.Type {
 		}
 		return types.TypInt2
 	}
-	if a.Kind == types.Float4 && (b.Kind == types.Float4 || b.IsInteger()) ||
-		b.Kind == types.Float4 && a.IsInteger() {
+	// real with real stays real; real with an integer is double precision,
+	// PostgreSQL's preferred type of the numeric category.
+	if a.Kind == types.Float4 && b.Kind == types.Float4 {
 		return types.TypFloat4
 	}
 	return types.TypFloat8
