@@ -440,7 +440,7 @@ func (acc *accumulator) appendResult(out *types.Vec, g int) error {
 			} else {
 				out.AppendNull()
 			}
-			return
+			return nil
 		}
 		out.AppendFrom(acc.vals, g)
 	}
@@ -458,7 +458,7 @@ func (a *aggregateOp) Next() (*types.Batch, error) {
 			}
 		}
 		if a.emit < a.ngroups {
-			return a.emitGroups(), nil
+			return a.emitGroups()
 		}
 		if len(a.pending) == 0 {
 			a.done = true
@@ -515,7 +515,7 @@ func (a *aggregateOp) load() error {
 }
 
 // emitGroups returns the next batch of the pass's groups.
-func (a *aggregateOp) emitGroups() *types.Batch {
+func (a *aggregateOp) emitGroups() (*types.Batch, error) {
 	a.out.Reset()
 	end := min(a.emit+types.BatchSize, a.ngroups)
 	for g := a.emit; g < end; g++ {
@@ -530,7 +530,7 @@ func (a *aggregateOp) emitGroups() *types.Batch {
 	}
 	a.out.SetLen(end - a.emit)
 	a.emit = end
-	return a.out
+	return a.out, nil
 }
 
 func (a *aggregateOp) Close() {
