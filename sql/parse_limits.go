@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"math"
 	"strings"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -109,12 +110,15 @@ func (l Limits) Check(query string) error {
 		return err
 	}
 	limit := l.maxStackDepth()
-	cost, tokens := prescan(query, limit)
+	cost, tokens, expanded := prescan(query, limit)
 	if tokens > MaxQueryTokens {
 		return pgerror.Newf(pgerror.ProgramLimitExceeded, "query string has too many tokens (more than %d)", MaxQueryTokens)
 	}
 	if cost > limit {
 		return l.StackDepthError()
+	}
+	if expanded > MaxQueryTokens {
+		return pgerror.Newf(pgerror.StatementTooComplex, "statement is too complex: BETWEEN repeats its first operand, which makes its expressions more than %d tokens long", MaxQueryTokens)
 	}
 	return nil
 }
@@ -124,7 +128,7 @@ func (l Limits) Check(query string) error {
 // deparseFactor times the stack of parsing.
 func checkDeparse(stmt string) error {
 	lim := DefaultLimits()
-	if cost, _ := prescan(stmt, lim.maxStackDepth()/deparseFactor); cost*deparseFactor > lim.maxStackDepth() {
+	if cost, _, _ := prescan(stmt, lim.maxStackDepth()/deparseFactor); cost*deparseFactor > lim.maxStackDepth() {
 		return lim.StackDepthError()
 	}
 	return nil
@@ -144,6 +148,11 @@ type scanFrame struct {
 	// boolean is set once AND or OR split the group: PostgreSQL keeps a
 	// chain of either as one node with a list, two levels at most.
 	boolean bool
+	// seg and total count the tokens of the current segment and of the
+	// closed ones as the binder expands them: x BETWEEN a AND b is
+	// x >= a AND x <= b, so each BETWEEN doubles what comes before it in
+	// its segment (an upper bound on its first operand).
+	seg, total int64
 }
 
 // endSegment closes the current segment: a comma, AND, OR, WHEN, THEN or
@@ -153,6 +162,16 @@ func (f *scanFrame) endSegment() {
 		f.best = d
 	}
 	f.ops, f.child = 0, 0
+	f.total = satAdd(f.total, f.seg)
+	f.seg = 0
+}
+
+// satAdd adds without overflowing.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // cost is the stack the closed group costs.
@@ -166,10 +185,11 @@ func (f *scanFrame) cost() int64 {
 }
 
 // prescan estimates the C stack the parse of query takes (an upper bound:
-// every operator counts as a level of the tree) and counts its tokens. It
-// stops early once the estimate passes limit or the tokens MaxQueryTokens,
-// so that it holds at most limit/costGroup frames.
-func prescan(query string, limit int64) (cost, tokens int64) {
+// every operator counts as a level of the tree), counts its tokens, and
+// estimates the tokens of its expressions as bound (expanded). It stops
+// early once the estimate passes limit or the tokens MaxQueryTokens, so
+// that it holds at most limit/costGroup frames.
+func prescan(query string, limit int64) (cost, tokens, expanded int64) {
 	stack := []scanFrame{{}}
 	open := int64(0) // sum of the weights of the open groups
 	top := func() *scanFrame { return &stack[len(stack)-1] }
@@ -181,10 +201,13 @@ func prescan(query string, limit int64) (cost, tokens int64) {
 		f := top()
 		c := f.cost()
 		open -= f.weight
+		total := f.total
 		stack = stack[:len(stack)-1]
-		if p := top(); c > p.child {
+		p := top()
+		if c > p.child {
 			p.child = c
 		}
+		p.seg = satAdd(p.seg, total)
 	}
 	// over reports whether the estimate already passes the limit.
 	over := func() bool {
@@ -213,9 +236,10 @@ func prescan(query string, limit int64) (cost, tokens int64) {
 		}
 		tokens++
 		if tokens > MaxQueryTokens {
-			return 0, tokens
+			return 0, tokens, tokens
 		}
 		f := top()
+		f.seg++
 		first := f.first
 		f.first = false
 		switch {
@@ -271,6 +295,7 @@ func prescan(query string, limit int64) (cost, tokens int64) {
 			case kwBetween:
 				f.between = true
 				f.ops++
+				f.seg = satAdd(f.seg, f.seg)
 			case kwOperator:
 				f.ops++
 			case kwSeparator:
@@ -335,13 +360,14 @@ func prescan(query string, limit int64) (cost, tokens int64) {
 			i++
 		}
 		if over() {
-			return open + max(top().ops*costOperator, top().child) + 1, tokens
+			return open + max(top().ops*costOperator, top().child) + 1, tokens, 0
 		}
 	}
 	for len(stack) > 1 {
 		pop()
 	}
-	return stack[0].cost(), tokens
+	cost = stack[0].cost()
+	return cost, tokens, stack[0].total
 }
 
 // operatorCount is how many operators the lexer makes of a run of operator

@@ -63,6 +63,8 @@ var nestGens = []nestGen{
 	{name: "is-not-null", gen: nest("(", "a", ") IS NOT NULL")},
 	{name: "is-distinct", gen: nest("(", "a", ") IS DISTINCT FROM b")},
 	{name: "between", gen: nest("a BETWEEN b AND (", "c", ")")},
+	{name: "between-operand", gen: nest("(", "true", " BETWEEN false AND true)")},
+	{name: "between-flat", flat: true, gen: chain(" AND ", "a BETWEEN 1 AND 2")},
 	{name: "like", gen: nest("(", "a", ") LIKE 'x'")},
 	{name: "parentheses", gen: nest("(", "1", ")")},
 	{name: "case-then", gen: nest("CASE WHEN true THEN ", "1", " END")},
@@ -226,6 +228,23 @@ func TestParseLimitsSize(t *testing.T) {
 	}
 }
 
+// TestParseLimitsBetween checks that BETWEEN, which the binder expands by
+// repeating its first operand, cannot nest in that operand so deep that
+// the expansion (2^n copies) exhausts the server.
+func TestParseLimitsBetween(t *testing.T) {
+	q := nest("(", "true", " BETWEEN false AND true)")
+	if _, err := Parse(q(12)); err != nil {
+		t.Fatalf("12 levels: %v", err)
+	}
+	_, err := Parse(q(30))
+	if pgerror.GetCode(err) != pgerror.StatementTooComplex {
+		t.Fatalf("30 levels: %v", err)
+	}
+	if _, err := Parse("SELECT 1 WHERE " + strings.Repeat("a BETWEEN 1 AND 2 AND ", 50_000) + "true"); err != nil {
+		t.Fatalf("50,000 BETWEENs side by side: %v", err)
+	}
+}
+
 // TestPrescanLexing checks that what is not SQL nesting (strings, quoted
 // identifiers, dollar quotes, comments) costs nothing, and what is does.
 func TestPrescanLexing(t *testing.T) {
@@ -246,7 +265,7 @@ func TestPrescanLexing(t *testing.T) {
 		"SELECT a FROM t WHERE " + strings.Repeat("a = 1 OR ", 20_000) + "true",
 		"SELECT 1 IN (" + strings.Repeat("1+1,", 20_000) + "1)",
 	} {
-		if cost, _ := prescan(q, 1<<20); cost > 1<<20 {
+		if cost, _, _ := prescan(q, 1<<20); cost > 1<<20 {
 			t.Errorf("%.30q...: cost %d", q, cost)
 		}
 	}
@@ -261,7 +280,7 @@ func TestPrescanLexing(t *testing.T) {
 		"SELECT 1 BETWEEN " + strings.Repeat("a AND b BETWEEN ", 10_000) + "1 AND 2",
 		"SELECT " + strings.Repeat("CASE WHEN ", 10_000),
 	} {
-		if cost, _ := prescan(q, 1<<20); cost <= 1<<20 {
+		if cost, _, _ := prescan(q, 1<<20); cost <= 1<<20 {
 			t.Errorf("%.30q...: cost %d", q, cost)
 		}
 	}
