@@ -595,17 +595,18 @@ func stackDepthSetting(kb int64) string {
 }
 
 // parse parses a query string under the session's max_stack_depth. The
-// size check comes before the COPY ... TO GPU rewrite, which tokenizes the
-// text.
+// limits are checked before the COPY ... TO GPU rewrite too, which
+// tokenizes the text.
 func (s *Session) parse(query string) ([]sql.Parsed, error) {
-	if err := sql.CheckSize(query); err != nil {
-		return nil, err
-	}
 	kb, ok := types.MemorySettingKB(s.settings.cur["max_stack_depth"])
 	if !ok {
 		kb = sql.DefaultStackDepthKB()
 	}
-	return sql.ParseLimited(rewriteCopyToGPU(query), sql.Limits{MaxStackDepth: kb * 1024})
+	lim := sql.Limits{MaxStackDepth: kb * 1024}
+	if err := lim.Check(query); err != nil {
+		return nil, err
+	}
+	return sql.ParseLimited(rewriteCopyToGPU(query), lim)
 }
 
 // errStatementTimeout is the cause of a statement's cancellation by
