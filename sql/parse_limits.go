@@ -191,14 +191,17 @@ func (f *scanFrame) cost() int64 {
 // that it holds at most limit/costGroup frames.
 func prescan(query string, limit int64) (cost, tokens, expanded int64) {
 	stack := []scanFrame{{}}
-	open := int64(0) // sum of the weights of the open groups
+	open := int64(0)    // sum of the weights of the open groups
+	var opened [256]int // open groups by closer
 	top := func() *scanFrame { return &stack[len(stack)-1] }
 	push := func(weight int64, closer byte) {
 		stack = append(stack, scanFrame{weight: weight, closer: closer, first: true})
 		open += weight
+		opened[closer]++
 	}
 	pop := func() {
 		f := top()
+		opened[f.closer]--
 		c := f.cost()
 		open -= f.weight
 		total := f.total
@@ -326,13 +329,11 @@ func prescan(query string, limit int64) (cost, tokens, expanded int64) {
 		case c == ')' || c == ']':
 			// Close up to the matching group; an unmatched one is the
 			// parser's syntax error to report.
-			for k := len(stack) - 1; k > 0; k-- {
-				if stack[k].closer == c {
-					for len(stack) > k {
-						pop()
-					}
-					break
+			if opened[c] > 0 {
+				for top().closer != c {
+					pop()
 				}
+				pop()
 			}
 			i++
 		case c == ',' || c == ';':
@@ -375,18 +376,19 @@ func prescan(query string, limit int64) (cost, tokens, expanded int64) {
 // of + - * / < > =, so "+-+-" is four operators (a binary and three prefix
 // ones) while "->>" is one.
 func operatorCount(run string) int64 {
-	n := int64(0)
-	for len(run) > 0 {
-		k := len(run)
-		if k > 1 && !strings.ContainsAny(run, "~!@#%^&|`?") {
-			for k > 1 && (run[k-1] == '+' || run[k-1] == '-') {
-				k--
-			}
-		}
-		n++
-		run = run[k:]
+	if strings.ContainsAny(run, "~!@#%^&|`?") {
+		return 1
 	}
-	return n
+	// The longest operator is trimmed of its trailing + and -, each of
+	// which is then an operator of its own.
+	k := len(run)
+	for k > 0 && (run[k-1] == '+' || run[k-1] == '-') {
+		k--
+	}
+	if k == 0 {
+		return int64(len(run))
+	}
+	return 1 + int64(len(run)-k)
 }
 
 // scanString skips a string literal whose opening quote is before i and

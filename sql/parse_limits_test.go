@@ -245,6 +245,21 @@ func TestParseLimitsBetween(t *testing.T) {
 	}
 }
 
+// TestPrescanLinear checks that the prescan stays linear on inputs made to
+// defeat it: it runs before any other limit.
+func TestPrescanLinear(t *testing.T) {
+	for _, q := range []string{
+		"SELECT " + strings.Repeat("+", 8<<20),
+		"SELECT " + strings.Repeat("(", 5000) + strings.Repeat("]", 8<<20),
+		"SELECT " + strings.Repeat("$a", 4<<20),
+		"SELECT " + strings.Repeat("/*", 4<<20),
+		"SELECT '" + strings.Repeat("[", 8<<20),
+	} {
+		// A quadratic scan of these would take hours.
+		prescan(q, 1<<62)
+	}
+}
+
 // TestPrescanLexing checks that what is not SQL nesting (strings, quoted
 // identifiers, dollar quotes, comments) costs nothing, and what is does.
 func TestPrescanLexing(t *testing.T) {
@@ -279,12 +294,13 @@ func TestPrescanLexing(t *testing.T) {
 		"SELECT " + strings.Repeat("+-", 10_000) + "1",
 		"SELECT 1 BETWEEN " + strings.Repeat("a AND b BETWEEN ", 10_000) + "1 AND 2",
 		"SELECT " + strings.Repeat("CASE WHEN ", 10_000),
+		"SELECT 1 " + strings.Repeat("+", 10_000) + " 1",
 	} {
 		if cost, _, _ := prescan(q, 1<<20); cost <= 1<<20 {
 			t.Errorf("%.30q...: cost %d", q, cost)
 		}
 	}
-	for run, want := range map[string]int64{"+": 1, "->>": 1, "<->": 1, "+-+-": 4, "*-": 2, "<=": 1, "@-": 1, "||": 1} {
+	for run, want := range map[string]int64{"+": 1, "->>": 1, "<->": 1, "+-+-": 4, "*-": 2, "<=": 1, "@-": 1, "||": 1, "<<+-": 3, "=-": 2} {
 		if got := operatorCount(run); got != want {
 			t.Errorf("operatorCount(%q) = %d, want %d", run, got, want)
 		}
