@@ -172,7 +172,7 @@ func TestParseLimitsDeep(t *testing.T) {
 		{"case 10000", nest("CASE WHEN true THEN ", "1", " END")(10_000)},
 		{"subquery 5000", nest("(SELECT ", "1", ")")(5_000)},
 		{"json 100000", "SELECT '" + strings.Repeat("[", 100_000) + "'::jsonb"},
-		{"default 2000", "CREATE TABLE t (a int DEFAULT " + strings.Repeat("1+", 2000) + "1)"},
+		{"default 5000", "CREATE TABLE t (a int DEFAULT " + strings.Repeat("1+", 5000) + "1)"},
 	} {
 		_, err := Parse(c.q)
 		var pe *pgerror.Error
