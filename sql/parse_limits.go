@@ -78,11 +78,13 @@ func DefaultStackDepthKB() int64 {
 // DefaultLimits are the limits of a session that changed no setting.
 func DefaultLimits() Limits { return Limits{MaxStackDepth: DefaultStackDepthKB() * 1024} }
 
+// maxStackDepth is MaxStackDepth, or its default, within what the stack
+// allows.
 func (l Limits) maxStackDepth() int64 {
 	if l.MaxStackDepth <= 0 {
 		return DefaultStackDepthKB() * 1024
 	}
-	return l.MaxStackDepth
+	return min(l.MaxStackDepth, MaxStackDepthKB()*1024)
 }
 
 // StackDepthError is PostgreSQL's 54001 for a statement nested too deeply.

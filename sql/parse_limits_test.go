@@ -185,12 +185,15 @@ func TestParseLimitsDeep(t *testing.T) {
 			t.Errorf("%s: hint %q", c.name, pe.Hint)
 		}
 	}
+	// Half as deep as the default allows parses (2,600 operators under
+	// 2MB, 1,300 CASE, 870 subqueries, 430 operators in a DEFAULT).
+	half := int(DefaultStackDepthKB() * 1024 / 2)
 	for _, q := range []string{
-		chain("+", "1")(2000),
-		nest("(", "1", ")")(2000),
-		nest("CASE WHEN true THEN ", "1", " END")(1000),
-		nest("(SELECT ", "1", ")")(500),
-		"CREATE TABLE t (a int DEFAULT " + strings.Repeat("1+", 200) + "1)",
+		chain("+", "1")(half / costOperator),
+		nest("(", "1", ")")(half / costGroup),
+		nest("CASE WHEN true THEN ", "1", " END")(half / costCase),
+		nest("(SELECT ", "1", ")")(half / (costGroup + costSubquery)),
+		"CREATE TABLE t (a int DEFAULT " + strings.Repeat("1+", half/costOperator/deparseFactor) + "1)",
 	} {
 		if _, err := Parse(q); err != nil {
 			t.Errorf("%.40s...: %v", q, err)
