@@ -83,4 +83,7 @@ step "go test ./..."
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags.
 go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} ./...
 
+step "go test -fuzz FuzzParse ./sql (20s)"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./sql
+
 step "ok"

@@ -86,7 +86,7 @@ func (s *Session) prepare(name, query string, declared []uint32) (*Prepared, err
 			return nil, pgerror.Newf(pgerror.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", name)
 		}
 	}
-	stmts, err := sql.Parse(rewriteCopyToGPU(query))
+	stmts, err := s.parse(query)
 	if err != nil {
 		return nil, err
 	}

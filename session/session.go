@@ -136,7 +136,7 @@ func (s *Session) Close() {
 // implicit transaction that commits at the end of the string; the first
 // error stops the string and is returned.
 func (s *Session) ExecSimple(ctx context.Context, query string, w ResultWriter) error {
-	stmts, err := sql.Parse(rewriteCopyToGPU(query))
+	stmts, err := s.parse(query)
 	if err != nil {
 		s.abort()
 		return err

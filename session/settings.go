@@ -100,6 +100,7 @@ var params = []*param{
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
 	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
 	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
+	{name: "max_stack_depth", def: stackDepthSetting(sql.DefaultStackDepthKB()), check: checkStackDepth, desc: "Sets the maximum stack depth, in kilobytes."},
 	{name: "memory_limit", def: "-1", fixed: true, desc: "Shows the server's memory limit (--memory-limit)."},
 	{name: "role", def: "none", desc: "Sets the current session's role."},
 	{name: "search_path", def: `"$user", public`, list: true, desc: "Sets the schema search order for names that are not schema-qualified."},
@@ -575,6 +576,44 @@ func unknownParam(name string) error {
 
 func invalidValue(p *param, v string) *pgerror.Error {
 	return pgerror.Newf(pgerror.InvalidParameterValue, "invalid value for parameter \"%s\": \"%s\"", p.name, v)
+}
+
+// checkStackDepth validates max_stack_depth: as in PostgreSQL, at least
+// 100kB and at most the stack the parser runs on allows
+// (sql.MaxStackDepthKB).
+func checkStackDepth(p *param, v, cur string) (string, error) {
+	t, err := checkMemory(sql.MinStackDepthKB, 2147483647)(p, v, cur)
+	if err != nil {
+		return "", err
+	}
+	kb, _ := types.MemorySettingKB(t)
+	if hi := sql.MaxStackDepthKB(); kb > hi {
+		return "", pgerror.Newf(pgerror.InvalidParameterValue, "\"max_stack_depth\" must not exceed %dkB.", hi).
+			WithHint("Increase the platform's stack depth limit via \"ulimit -s\" or local equivalent.")
+	}
+	return t, nil
+}
+
+func stackDepthSetting(kb int64) string {
+	if kb%1024 == 0 {
+		return strconv.FormatInt(kb/1024, 10) + "MB"
+	}
+	return strconv.FormatInt(kb, 10) + "kB"
+}
+
+// parse parses a query string under the session's max_stack_depth. The
+// limits are checked before the COPY ... TO GPU rewrite too, which
+// tokenizes the text.
+func (s *Session) parse(query string) ([]sql.Parsed, error) {
+	kb, ok := types.MemorySettingKB(s.settings.cur["max_stack_depth"])
+	if !ok {
+		kb = sql.DefaultStackDepthKB()
+	}
+	lim := sql.Limits{MaxStackDepth: kb * 1024}
+	if err := lim.Check(query); err != nil {
+		return nil, err
+	}
+	return sql.ParseLimited(rewriteCopyToGPU(query), lim)
 }
 
 // errStatementTimeout is the cause of a statement's cancellation by

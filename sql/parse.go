@@ -8,6 +8,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
@@ -19,16 +20,21 @@ type Parsed struct {
 	SQL  string
 }
 
-// Parse parses a query string holding zero or more statements. Syntax errors
-// are 42601; statements deeplaked does not support are 0A000.
-func Parse(query string) ([]Parsed, error) {
-	res, err := pg.Parse(query)
+// Parse parses a query string holding zero or more statements under the
+// default Limits. Syntax errors are 42601; statements deeplaked does not
+// support are 0A000.
+func Parse(query string) ([]Parsed, error) { return ParseLimited(query, DefaultLimits()) }
+
+// ParseLimited parses a query string as Parse does, first refusing what
+// lim does not allow (Limits.Check): nothing too deep or too large for the
+// parser reaches it.
+func ParseLimited(query string, lim Limits) ([]Parsed, error) {
+	if err := lim.Check(query); err != nil {
+		return nil, err
+	}
+	res, err := parseTree(query, lim)
 	if err != nil {
-		var pe *pgparser.Error
-		if errors.As(err, &pe) {
-			return nil, pgerror.New(pgerror.SyntaxError, pe.Message)
-		}
-		return nil, pgerror.Wrapf(err, pgerror.SyntaxError, "parse error")
+		return nil, err
 	}
 	out := make([]Parsed, 0, len(res.Stmts))
 	for _, raw := range res.Stmts {
@@ -40,6 +46,31 @@ func Parse(query string) ([]Parsed, error) {
 		out = append(out, Parsed{Stmt: st, SQL: text})
 	}
 	return out, nil
+}
+
+// parseTree runs the PostgreSQL grammar. The protobuf decoder's nesting
+// limit follows max_stack_depth, so that what the prescan lets through
+// decodes (its default, 10,000 messages, is about 5,000 operators).
+func parseTree(query string, lim Limits) (*pg.ParseResult, error) {
+	buf, err := pgparser.ParseToProtobuf(query)
+	if err != nil {
+		var pe *pgparser.Error
+		if errors.As(err, &pe) {
+			// The grammar's own stack (bison's, 10,000 entries) is the
+			// other limit on nesting.
+			if pe.Message == "stack depth limit exceeded" || strings.HasPrefix(pe.Message, "memory exhausted") {
+				return nil, lim.StackDepthError()
+			}
+			return nil, pgerror.New(pgerror.SyntaxError, pe.Message)
+		}
+		return nil, pgerror.Wrapf(err, pgerror.SyntaxError, "parse error")
+	}
+	res := &pg.ParseResult{}
+	opts := proto.UnmarshalOptions{RecursionLimit: int(lim.maxStackDepth()/100) + 1000}
+	if err := opts.Unmarshal(buf, res); err != nil {
+		return nil, pgerror.Wrapf(err, pgerror.InternalError, "decoding the parse tree")
+	}
+	return res, nil
 }
 
 func stmtText(query string, raw *pg.RawStmt) string {
@@ -311,6 +342,9 @@ func convertColumnDef(c *pg.ColumnDef, text string) (ColumnDef, error) {
 				return cd, err
 			}
 			cd.Default = d
+			if err := checkDeparse(text); err != nil {
+				return cd, err
+			}
 			cd.DefaultSQL = exprSource(text, con.RawExpr)
 		default:
 			return cd, unsupported("column constraint " + strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
