@@ -23,6 +23,9 @@ type Engine struct {
 	// AuthEnabled restricts role statements to superusers; set it before
 	// the first session when clients authenticate with passwords.
 	AuthEnabled bool
+	// serverSettings holds the values of server-wide parameters, by
+	// lower-case name (SetServerSetting).
+	serverSettings map[string]string
 }
 
 // NewEngine returns an engine serving db.
@@ -64,7 +67,7 @@ type Session struct {
 
 // NewSession starts a session for user on database.
 func (e *Engine) NewSession(user, database string) *Session {
-	return &Session{eng: e, User: user, Database: database, settings: newSettings(user)}
+	return &Session{eng: e, User: user, Database: database, settings: newSettings(user, e.serverSettings)}
 }
 
 // TxStatus returns the ReadyForQuery status byte.
