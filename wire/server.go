@@ -137,6 +137,10 @@ type Server struct {
 	// starting counts the connections that have not authenticated yet,
 	// sessions those that hold a slot of MaxConnections.
 	starting, sessions int
+	// refused counts the connections refused at accept since
+	// refusedLogged, when they were last logged.
+	refused       int
+	refusedLogged time.Time
 	// mockKey derives made-up verifiers for roles that cannot log in.
 	mockKey []byte
 }
@@ -236,7 +240,18 @@ const refuseWriteTimeout = 100 * time.Millisecond
 // refuse answers a connection beyond MaxStartupConnections with FATAL
 // 53300 and closes it, without reading from it.
 func (s *Server) refuse(nc net.Conn) {
-	s.logger.Warn("too many connections in startup; refusing one", "remote", nc.RemoteAddr().String(), "max", s.opts.MaxStartupConnections)
+	// NB: at most one log line a second, however fast they come.
+	s.mu.Lock()
+	s.refused++
+	refused, now := s.refused, time.Now()
+	logIt := now.Sub(s.refusedLogged) >= time.Second
+	if logIt {
+		s.refusedLogged, s.refused = now, 0
+	}
+	s.mu.Unlock()
+	if logIt {
+		s.logger.Warn("too many connections in startup; refusing new ones", "remote", nc.RemoteAddr().String(), "max", s.opts.MaxStartupConnections, "refused", refused)
+	}
 	msg, err := errorResponse(errTooManyClients, severityFatal).Encode(nil)
 	if err == nil {
 		_ = nc.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
