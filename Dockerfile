@@ -16,7 +16,8 @@ RUN apt-get update \
 	&& rm -rf /var/lib/apt/lists/* \
 	&& useradd --system --home-dir /data --shell /usr/sbin/nologin deeplaked \
 	&& mkdir -p /data \
-	&& chown deeplaked:deeplaked /data
+	&& chown deeplaked:deeplaked /data \
+	&& chmod 0700 /data
 COPY --from=build /out/deeplaked /usr/local/bin/deeplaked
 ENV DEEPLAKED_DATA_DIR=/data \
 	DEEPLAKED_LISTEN=0.0.0.0:5433

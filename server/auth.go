@@ -1,11 +1,16 @@
 package server
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/storage"
@@ -16,8 +21,100 @@ import (
 // bootstrap password is given.
 const DefaultBootstrapUser = "deeplake"
 
-// DefaultMaxConnections is the connection limit when Options leave it 0.
-const DefaultMaxConnections = 100
+// Defaults of the connection settings, when Options leave them 0.
+const (
+	DefaultMaxConnections               = 100
+	DefaultSuperuserReservedConnections = 3
+	DefaultAuthenticationTimeout        = wire.DefaultAuthenticationTimeout
+)
+
+// Bounds of AuthenticationTimeout, PostgreSQL's.
+const (
+	minAuthenticationTimeout = time.Second
+	maxAuthenticationTimeout = 600 * time.Second
+)
+
+// connLimits are the connection settings Options resolve to.
+type connLimits struct {
+	max, reserved int
+	authTimeout   time.Duration
+}
+
+// connectionLimits resolves the connection settings of opts and checks
+// them as PostgreSQL does at start.
+func connectionLimits(opts Options) (connLimits, error) {
+	l := connLimits{max: opts.MaxConnections, reserved: opts.SuperuserReservedConnections, authTimeout: opts.AuthenticationTimeout}
+	switch {
+	case l.max == 0:
+		l.max = DefaultMaxConnections
+	case l.max < 0:
+		l.max = 0
+	}
+	switch {
+	case l.reserved == 0:
+		l.reserved = DefaultSuperuserReservedConnections
+	case l.reserved < 0:
+		l.reserved = 0
+	}
+	if l.max > 0 && l.reserved >= l.max {
+		return l, fmt.Errorf("superuser_reserved_connections (%d) must be less than max_connections (%d)", l.reserved, l.max)
+	}
+	if l.authTimeout == 0 {
+		l.authTimeout = DefaultAuthenticationTimeout
+	}
+	if l.authTimeout < minAuthenticationTimeout || l.authTimeout > maxAuthenticationTimeout {
+		return l, fmt.Errorf("authentication_timeout %s is outside the valid range (1s to 600s)", l.authTimeout)
+	}
+	return l, nil
+}
+
+// mockAuthKeyFile holds, in the data directory, the key that derives the
+// made-up SCRAM verifiers of unknown roles, so that their salts survive a
+// restart as real roles' do.
+const mockAuthKeyFile = "mock_auth_key"
+
+// loadMockAuthKey reads the key of mockAuthKeyFile, creating it (mode
+// 0600, written whole or not at all) on first start.
+func loadMockAuthKey(dataDir string) ([]byte, error) {
+	path := filepath.Join(dataDir, mockAuthKeyFile)
+	key, err := os.ReadFile(path)
+	if err == nil && len(key) == mockAuthKeyLen {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	key = make([]byte, mockAuthKeyLen)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dataDir, mockAuthKeyFile+".*.tmp") // mode 0600
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	_, err = f.Write(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	if d, err := os.Open(dataDir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return key, nil
+}
+
+// mockAuthKeyLen is the size of the key in mockAuthKeyFile.
+const mockAuthKeyLen = 32
 
 // authMethod resolves Options.Auth: empty means trust on a loopback
 // address and scram otherwise.

@@ -388,7 +388,7 @@ func TestPsqlPasswordTLS(t *testing.T) {
 // TestMaxConnections checks that a connection beyond the limit gets
 // FATAL 53300 and that a freed slot can be used again.
 func TestMaxConnections(t *testing.T) {
-	srv := startWith(t, server.Options{MaxConnections: 2})
+	srv := startWith(t, server.Options{MaxConnections: 2, SuperuserReservedConnections: -1})
 	cs := connString(t, srv, "anyone", "", "")
 	c1, err := dial(t, cs)
 	if err != nil {

@@ -659,6 +659,11 @@ func crashDuringVacuum(t *testing.T, bin string, seed uint64, setup crashSetup, 
 // set to a directory, a failed test's data directory is copied there.
 func crashDataDir(t *testing.T) string {
 	dir := t.TempDir()
+	// The server refuses a data directory others can read; TempDir's is
+	// 0755.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		keep := os.Getenv("DEEPLAKED_CRASH_KEEP")
 		if !t.Failed() || keep == "" {

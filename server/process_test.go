@@ -145,7 +145,7 @@ func TestFlagsEnvAndSignals(t *testing.T) {
 // every insert that was acknowledged is there.
 func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	bin := buildBinary(t)
-	dataDir := t.TempDir()
+	dataDir := filepath.Join(t.TempDir(), "data") // made 0700 by the server
 	addr := freePort(t)
 	p := startProcess(t, bin, nil, "--listen", addr, "--data-dir", dataDir)
 	conn := connect(t, addr)

@@ -33,8 +33,15 @@ type Options struct {
 	// Clients on the same machine get about twice the loopback TCP rate
 	// through it. It authenticates as the TCP listener does.
 	UnixSocketDir string
-	// DataDir holds the catalog and the table data; created if missing.
+	// DataDir holds the catalog and the table data; created (mode 0700)
+	// if missing.
 	DataDir string
+	// CheckDataDirPermissions refuses to start on a data directory that
+	// group can write or others can reach, as PostgreSQL does (0700 and
+	// 0750 pass): the catalog holds every role's password verifier.
+	// cmd/deeplaked sets it; a library user whose directory sits in a
+	// private parent (testing.T.TempDir makes 0755 ones) may leave it off.
+	CheckDataDirPermissions bool
 	// InMemory keeps everything in memory (tests); DataDir is ignored.
 	InMemory bool
 	// Storage says where table data lives: empty for DataDir/objects, or
@@ -64,14 +71,25 @@ type Options struct {
 	BootstrapPassword string
 	// TLSCert and TLSKey are PEM files; when set, clients may use TLS.
 	TLSCert, TLSKey string
-	// MaxConnections bounds client connections; 0 means
-	// DefaultMaxConnections, negative means no limit.
+	// MaxConnections bounds the authenticated client connections; 0
+	// means DefaultMaxConnections, negative means no limit. Connections
+	// still in startup or authentication do not count.
 	MaxConnections int
 	// MemoryLimit is the server's memory limit in bytes; 0 means
 	// DefaultMemoryLimit. A quarter of it bounds what query operators
 	// hold, all sessions together (beyond it a query fails with 53200);
 	// the command also makes it Go's runtime limit.
 	MemoryLimit int64
+	// SuperuserReservedConnections is how many of the MaxConnections
+	// slots are kept for superusers (PostgreSQL's
+	// superuser_reserved_connections); 0 means
+	// DefaultSuperuserReservedConnections, negative none. It must be
+	// less than MaxConnections.
+	SuperuserReservedConnections int
+	// AuthenticationTimeout closes a connection that has not
+	// authenticated within it of connecting (PostgreSQL's
+	// authentication_timeout); 0 means DefaultAuthenticationTimeout.
+	AuthenticationTimeout time.Duration
 }
 
 // Server is a running deeplaked.
@@ -90,9 +108,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if !opts.InMemory {
-		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating data directory: %w", err)
+	if !opts.InMemory && opts.CheckDataDirPermissions {
+		if err := storage.CheckDataDir(opts.DataDir); err != nil {
+			return nil, err
 		}
 	}
 	method, err := authMethod(opts.Auth, opts.Listen)
@@ -103,11 +121,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	maxConns := opts.MaxConnections
-	if maxConns == 0 {
-		maxConns = DefaultMaxConnections
-	} else if maxConns < 0 {
-		maxConns = 0
+	conns, err := connectionLimits(opts)
+	if err != nil {
+		return nil, err
 	}
 	store, err := openObjectStore(ctx, opts.Storage, opts.S3Endpoint)
 	if err != nil {
@@ -120,6 +136,27 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := bootstrapRole(db, method, opts.BootstrapUser, opts.BootstrapPassword, logger); err != nil {
 		db.Close()
 		return nil, err
+	}
+	var mockKey []byte
+	if !opts.InMemory {
+		if mockKey, err = loadMockAuthKey(opts.DataDir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	eng := session.NewEngine(db, logger)
+	memLimit := cmp.Or(opts.MemoryLimit, DefaultMemoryLimit())
+	eng.SetMemoryLimit(memLimit)
+	eng.AuthEnabled = method != wire.AuthTrust
+	for name, v := range map[string]string{
+		"max_connections":                strconv.Itoa(conns.max),
+		"superuser_reserved_connections": strconv.Itoa(conns.reserved),
+		"authentication_timeout":         strconv.FormatInt(conns.authTimeout.Milliseconds(), 10),
+	} {
+		if err := eng.SetServerSetting(name, v); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
@@ -135,16 +172,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	eng := session.NewEngine(db, logger)
-	memLimit := cmp.Or(opts.MemoryLimit, DefaultMemoryLimit())
-	eng.SetMemoryLimit(memLimit)
-	eng.AuthEnabled = method != wire.AuthTrust
 	s.wire = wire.NewServer(engineAdapter{eng}, wire.Options{
-		Logger:         logger,
-		Auth:           method,
-		Roles:          roleSource{db},
-		TLS:            tlsConfig,
-		MaxConnections: maxConns,
+		Logger:                       logger,
+		Auth:                         method,
+		Roles:                        roleSource{db},
+		TLS:                          tlsConfig,
+		MaxConnections:               conns.max,
+		SuperuserReservedConnections: conns.reserved,
+		AuthenticationTimeout:        conns.authTimeout,
+		MockAuthKey:                  mockKey,
 	})
 	go func() { s.served <- s.wire.Serve(ln) }()
 	if s.unix != nil {

@@ -25,6 +25,9 @@ type Engine struct {
 	// AuthEnabled restricts role statements to superusers; set it before
 	// the first session when clients authenticate with passwords.
 	AuthEnabled bool
+	// serverSettings holds the values of server-wide parameters, by
+	// lower-case name (SetServerSetting).
+	serverSettings map[string]string
 	// mem is the server's memory accountant (SetMemoryLimit); memLimit
 	// the limit memory_limit shows.
 	mem      *exec.MemMonitor
@@ -101,7 +104,7 @@ type Session struct {
 
 // NewSession starts a session for user on database.
 func (e *Engine) NewSession(user, database string) *Session {
-	s := &Session{eng: e, User: user, Database: database, settings: newSettings(user), mem: e.mem.Child("session")}
+	s := &Session{eng: e, User: user, Database: database, settings: newSettings(user, e.serverSettings), mem: e.mem.Child("session")}
 	if e.memLimit > 0 {
 		s.settings.setFixed("memory_limit", exec.FormatBytes(e.memLimit))
 	}

@@ -69,6 +69,7 @@ type param struct {
 // transaction as REPEATABLE READ) are documented in docs/sql.md.
 var params = []*param{
 	{name: "application_name", report: true, check: checkAppName, desc: "Sets the application name to be reported in statistics and logs."},
+	{name: "authentication_timeout", def: "10s", fixed: true, check: checkMillis, desc: "Sets the maximum allowed time to complete client authentication."},
 	{name: "bytea_output", def: "hex", check: checkEnum("hex"), desc: "Sets the output format for bytea."},
 	{name: "client_encoding", def: "UTF8", report: true, check: checkEncoding, desc: "Sets the client's character set encoding."},
 	{name: "client_min_messages", def: "notice", check: checkEnum("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"), desc: "Sets the message levels that are sent to the client."},
@@ -97,6 +98,7 @@ var params = []*param{
 	{name: "lc_time", def: "C", desc: "Sets the locale for formatting date and time values."},
 	{name: "lock_timeout", def: "0", check: checkMillis, desc: "Sets the maximum allowed duration of any wait for a lock."},
 	{name: "maintenance_work_mem", def: "64MB", check: checkMemory(1024, 2147483647), desc: "Sets the maximum memory to be used for maintenance operations."},
+	{name: "max_connections", def: "100", fixed: true, check: checkInt(0, 262143), desc: "Sets the maximum number of concurrent connections."},
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
 	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
 	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
@@ -110,6 +112,7 @@ var params = []*param{
 	{name: "session_authorization", report: true, fixed: true, desc: "Sets the session user name."},
 	{name: "standard_conforming_strings", def: "on", report: true, check: checkOn, desc: "Causes '...' strings to treat backslashes literally."},
 	{name: "statement_timeout", def: "0", check: checkMillis, desc: "Sets the maximum allowed duration of any statement."},
+	{name: "superuser_reserved_connections", def: "3", fixed: true, check: checkInt(0, 262143), desc: "Sets the number of connection slots reserved for superusers."},
 	{name: "TimeZone", def: "UTC", report: true, check: checkTimeZone, desc: "Sets the time zone for displaying and interpreting time stamps."},
 	{name: "transaction_deferrable", def: "off", txn: true, check: checkBoolValue, desc: "Whether to defer a read-only serializable transaction until it can be executed with no possible serialization failures."},
 	{name: "transaction_isolation", def: "repeatable read", txn: true, check: checkIsolation, desc: "Sets the current transaction's isolation level."},
@@ -153,10 +156,13 @@ type settings struct {
 
 type undoEntry struct{ prior, kept string }
 
-func newSettings(user string) settings {
+func newSettings(user string, server map[string]string) settings {
 	s := settings{cur: make(map[string]string, len(params)), reset: make(map[string]string, len(params)), reported: make(map[string]string)}
 	for _, p := range params {
 		s.reset[strings.ToLower(p.name)] = p.def
+	}
+	for k, v := range server {
+		s.reset[k] = v
 	}
 	s.reset["session_authorization"] = user
 	for k, v := range s.reset {
@@ -173,6 +179,29 @@ func newSettings(user string) settings {
 // setFixed sets a fixed parameter's value (one the server decides).
 func (s *settings) setFixed(name, v string) {
 	s.reset[name], s.cur[name] = v, v
+}
+
+// SetServerSetting sets a fixed, server-wide parameter (max_connections,
+// superuser_reserved_connections, authentication_timeout) to the value the
+// server runs with, for sessions to show; a time is in milliseconds. Call
+// it before the first session.
+func (e *Engine) SetServerSetting(name, value string) error {
+	p := paramByName[strings.ToLower(name)]
+	if p == nil || !p.fixed {
+		return unknownParam(name)
+	}
+	if p.check != nil {
+		v, err := p.check(p, value, p.def)
+		if err != nil {
+			return err
+		}
+		value = v
+	}
+	if e.serverSettings == nil {
+		e.serverSettings = make(map[string]string)
+	}
+	e.serverSettings[strings.ToLower(p.name)] = value
+	return nil
 }
 
 // Setting returns a session setting's value by name, in any case; "" for

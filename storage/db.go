@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -191,6 +193,12 @@ func Open(opts Options) (*DB, error) {
 	}
 	dir := filepath.Join(opts.Dir, "catalog")
 	store := opts.Store
+	if !opts.InMemory {
+		if err := os.MkdirAll(opts.Dir, DirMode); err != nil {
+			return nil, fmt.Errorf("storage: creating data directory: %w", err)
+		}
+		popts.FS = privateFS{vfs.Default}
+	}
 	if opts.InMemory {
 		popts.FS = vfs.NewMem()
 		dir = "catalog"
@@ -296,3 +304,98 @@ func (db *DB) Stats() *ScanStats { return &db.stats }
 func (db *DB) Store() ObjectStore { return db.store }
 
 func (db *DB) ctx() context.Context { return context.Background() }
+
+// File modes of the data directory: only the server's user may read it,
+// as PostgreSQL has it, since the catalog holds every role's password
+// verifier.
+const (
+	// DirMode is the mode of the directories the server creates.
+	DirMode fs.FileMode = 0o700
+	// FileMode is the mode of the files the server creates.
+	FileMode fs.FileMode = 0o600
+)
+
+// ErrDataDirPermissions marks a data directory that group or others can
+// write, or others can read; see CheckDataDir.
+var ErrDataDirPermissions = errors.New("data directory has invalid permissions")
+
+// DataDirPermError is the refusal of a data directory that others can
+// reach. It matches ErrDataDirPermissions.
+type DataDirPermError struct {
+	Dir  string
+	Mode fs.FileMode
+}
+
+func (e *DataDirPermError) Error() string {
+	return fmt.Sprintf("data directory %q has invalid permissions (%04o)\n"+
+		"DETAIL:  Permissions should be u=rwx (0700) or u=rwx,g=rx (0750).\n"+
+		"HINT:  Fix them with: chmod 0700 %q", e.Dir, e.Mode.Perm(), e.Dir)
+}
+
+func (e *DataDirPermError) Is(target error) bool { return target == ErrDataDirPermissions }
+
+// CheckDataDir creates dir (mode 0700) if it does not exist, and refuses
+// one that group or others can write or others can read, as PostgreSQL's
+// checkDataDir does: 0700 and 0750 pass. Open does not call it: the server
+// does, before opening its data directory.
+func CheckDataDir(dir string) error {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return fmt.Errorf("storage: creating data directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("storage: data directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("storage: data directory %q is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o027 != 0 {
+		return &DataDirPermError{Dir: dir, Mode: fi.Mode()}
+	}
+	return nil
+}
+
+// privateFS is Pebble's file system with the data directory's modes: the
+// files and directories it creates are the server user's alone, whatever
+// the process umask.
+type privateFS struct{ vfs.FS }
+
+func (p privateFS) private(f vfs.File, name string, err error) (vfs.File, error) {
+	if err != nil {
+		return f, err
+	}
+	if err := os.Chmod(name, FileMode); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (p privateFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := p.FS.Create(name, category)
+	return p.private(f, name, err)
+}
+
+func (p privateFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := p.FS.OpenReadWrite(name, category, opts...)
+	return p.private(f, name, err)
+}
+
+func (p privateFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := p.FS.ReuseForWrite(oldname, newname, category)
+	return p.private(f, newname, err)
+}
+
+func (p privateFS) MkdirAll(dir string, _ os.FileMode) error { return p.FS.MkdirAll(dir, DirMode) }
+
+func (p privateFS) Lock(name string) (io.Closer, error) {
+	c, err := p.FS.Lock(name)
+	if err == nil {
+		err = os.Chmod(name, FileMode)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, err
+}

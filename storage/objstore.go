@@ -201,7 +201,7 @@ const tmpSuffix = ".tmp"
 
 // NewDirStore returns a DirStore rooted at dir, creating it if needed.
 func NewDirStore(dir string) (*DirStore, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("creating object directory: %w", err)
 	}
 	return &DirStore{root: dir, files: fdCache{max: dirStoreOpenFiles}}, nil
@@ -241,7 +241,7 @@ func (d *DirStore) put(ctx context.Context, key string, data []byte, ifAbsent bo
 		return err
 	}
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return fmt.Errorf("put %q: %w", key, err)
 	}
 	f, err := os.CreateTemp(dir, filepath.Base(p)+".*"+tmpSuffix)

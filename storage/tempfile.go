@@ -15,7 +15,7 @@ func (db *DB) TempFile(pattern string) (*os.File, error) {
 	dir := os.TempDir()
 	if !db.opts.InMemory {
 		dir = filepath.Join(db.opts.Dir, "tmp")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := os.MkdirAll(dir, DirMode); err != nil {
 			return nil, fmt.Errorf("storage: creating the temporary directory: %w", err)
 		}
 	}

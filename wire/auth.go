@@ -86,7 +86,7 @@ func errAuthFailed(user string) error {
 	return pgerror.Newf(pgerror.InvalidPassword, "password authentication failed for user %q", user)
 }
 
-// authenticate runs the configured password exchange for user on c.be. It
+// authenticate runs the configured password exchange for user. It
 // returns the role's credentials, or the error to send as FATAL.
 func (c *conn) authenticate(user string) (RoleCredentials, error) {
 	method := c.srv.opts.Auth
@@ -133,18 +133,11 @@ func (c *conn) authCleartext(user string, secret *SCRAMSecret) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-		return err
-	}
-	msg, err := c.be.Receive()
+	password, err := c.rd.receivePassword()
 	if err != nil {
 		return err
 	}
-	pm, ok := msg.(*pgproto3.PasswordMessage)
-	if !ok {
-		return pgerror.Newf(pgerror.ProtocolViolation, "expected password response, got message type %T", msg)
-	}
-	if !secret.matchesPassword(pm.Password) {
+	if !secret.matchesPassword(password) {
 		return errAuthFailed(user)
 	}
 	return nil

@@ -24,12 +24,12 @@ const mockIterations = 4096
 // mockSecret returns a stable made-up verifier for a user who cannot log
 // in, so that the exchange looks like one with a real role.
 func (s *Server) mockSecret(user string) *SCRAMSecret {
-	salt := hmacSHA256(s.mockKey[:], []byte("salt "+user))[:16]
+	salt := hmacSHA256(s.mockKey, []byte("salt "+user))[:16]
 	return &SCRAMSecret{
 		Iterations: mockIterations,
 		Salt:       salt,
-		StoredKey:  hmacSHA256(s.mockKey[:], []byte("stored "+user)),
-		ServerKey:  hmacSHA256(s.mockKey[:], []byte("server "+user)),
+		StoredKey:  hmacSHA256(s.mockKey, []byte("stored "+user)),
+		ServerKey:  hmacSHA256(s.mockKey, []byte("server "+user)),
 	}
 }
 
@@ -57,21 +57,14 @@ func (c *conn) authSCRAM(user string, secret *SCRAMSecret) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
-		return err
-	}
-	msg, err := c.be.Receive()
+	mech, data, err := c.rd.receiveSASLInitial()
 	if err != nil {
 		return err
 	}
-	init, ok := msg.(*pgproto3.SASLInitialResponse)
-	if !ok {
-		return pgerror.Newf(pgerror.ProtocolViolation, "expected SASL response, got message type %T", msg)
-	}
-	if init.AuthMechanism != scramMechanism {
+	if mech != scramMechanism {
 		return pgerror.New(pgerror.ProtocolViolation, "client selected an invalid SASL authentication mechanism")
 	}
-	clientFirst := string(init.Data)
+	clientFirst := string(data)
 	gs2, clientFirstBare, err := splitGS2Header(clientFirst)
 	if err != nil {
 		return err
@@ -90,18 +83,11 @@ func (c *conn) authSCRAM(user string, secret *SCRAMSecret) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
-		return err
-	}
-	msg, err = c.be.Receive()
+	data, err = c.rd.receiveSASL()
 	if err != nil {
 		return err
 	}
-	resp, ok := msg.(*pgproto3.SASLResponse)
-	if !ok {
-		return pgerror.Newf(pgerror.ProtocolViolation, "expected SASL response, got message type %T", msg)
-	}
-	clientFinal := string(resp.Data)
+	clientFinal := string(data)
 	i := strings.LastIndex(clientFinal, ",p=")
 	if i < 0 {
 		return errMalformedSCRAM("could not find proof in client-final-message")

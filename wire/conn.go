@@ -46,9 +46,12 @@ type conn struct {
 	srv    *Server
 	nc     net.Conn
 	logger *slog.Logger
-	be     *pgproto3.Backend
+	rd     *msgReader
 	sess   Session
 	rw     resultWriter
+
+	// authDeadline is when the connection must have authenticated.
+	authDeadline time.Time
 
 	// pid and secret are the BackendKeyData of the connection.
 	pid    uint32
@@ -72,6 +75,11 @@ type conn struct {
 	// the statement is over.
 	recvErr    error
 	terminated bool
+
+	// starting is set while the connection counts among those that
+	// have not authenticated, slot once it holds a session slot; both
+	// are under srv.mu.
+	starting, slot bool
 
 	mu          sync.Mutex
 	state       connState
@@ -116,7 +124,7 @@ func (c *conn) closeSession() {
 // loop reads and handles messages until one ends the connection.
 func (c *conn) loop() {
 	for {
-		msg, err := c.be.Receive()
+		msg, err := c.rd.receive()
 		if err != nil {
 			c.receiveFailed(err)
 			return
@@ -216,14 +224,29 @@ func (c *conn) receiveFailed(err error) {
 	c.mu.Lock()
 	closing := c.closing
 	c.mu.Unlock()
-	var ne net.Error
+	var (
+		ne net.Error
+		pe *pgerror.Error
+	)
 	switch {
 	case closing, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.As(err, &ne):
 		c.logger.Debug("connection closed", "err", err)
+	case errors.As(err, &pe):
+		c.protocolViolation(pe)
 	default:
-		c.logger.Info("protocol violation", "err", err)
-		c.fatal(pgerror.Newf(pgerror.ProtocolViolation, "invalid frontend message: %v", err))
+		c.protocolViolation(pgerror.Newf(pgerror.ProtocolViolation, "invalid frontend message: %v", err))
 	}
+}
+
+// protocolViolation logs a malformed message and sends its error as
+// FATAL; the caller closes the connection.
+func (c *conn) protocolViolation(pe *pgerror.Error) {
+	attrs := []any{"err", pe.Message}
+	if c.rd != nil {
+		attrs = append(attrs, "message_type", string(rune(c.rd.typ)))
+	}
+	c.logger.Warn("protocol violation", attrs...)
+	c.fatal(pe)
 }
 
 // handle answers one message. It reports whether the connection goes on.
@@ -268,11 +291,6 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) (keep bool) {
 	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
 		// Ignored outside COPY, as the protocol asks: they are what is left
 		// of a COPY that failed.
-	default:
-		// NB: what else Receive returns are the 'p' messages of an
-		// authentication exchange, which has ended.
-		c.fatal(pgerror.Newf(pgerror.ProtocolViolation, "invalid frontend message type %d", 'p'))
-		return false
 	}
 	if c.recvErr != nil {
 		c.receiveFailed(c.recvErr)
@@ -297,6 +315,9 @@ func (c *conn) query(q string) {
 // readyForQuery sends ReadyForQuery with the session's transaction status
 // and flushes.
 func (c *conn) readyForQuery() {
+	if c.recvErr != nil {
+		return // the connection ends; handle reports why
+	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus()})
 	_ = c.flush()
 }

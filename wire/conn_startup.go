@@ -13,12 +13,15 @@ import (
 // startup runs the handshake: it answers an SSLRequest with 'S' and a TLS
 // handshake when TLS is configured, other SSL and GSS encryption requests
 // with 'N' (the client goes on in the clear), serves a CancelRequest,
-// negotiates the protocol version, refuses connections beyond
-// MaxConnections, authenticates the user, creates the session and sends
+// negotiates the protocol version, authenticates the user, gives it a
+// session slot (refusing it beyond MaxConnections, or in the reserved
+// slots unless it is a superuser), creates the session and sends
 // AuthenticationOk, the ParameterStatus messages, BackendKeyData and the
-// first ReadyForQuery. It reports whether the connection goes on.
+// first ReadyForQuery. It reports whether the connection goes on. All of
+// it must end within AuthenticationTimeout of the accept.
 func (c *conn) startup() bool {
-	_ = c.nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
+	c.authDeadline = time.Now().Add(c.srv.opts.AuthenticationTimeout)
+	_ = c.nc.SetDeadline(c.authDeadline)
 	var (
 		buf              []byte
 		sslDone, gssDone bool
@@ -28,11 +31,7 @@ func (c *conn) startup() bool {
 	for {
 		p, err = readStartupPacket(c.nc, buf)
 		if err != nil {
-			var pe *pgerror.Error
-			if errors.As(err, &pe) {
-				c.fatal(pe)
-			}
-			c.logger.Debug("startup failed", "err", err)
+			c.startupFailed(err, "")
 			return false
 		}
 		buf = p.body[:0]
@@ -72,25 +71,23 @@ func (c *conn) startup() bool {
 		return false
 	}
 	info.RemoteAddr = c.nc.RemoteAddr()
-	if nc, ok := c.nc.(*netConn); ok && nc.overLimit {
-		c.fatal(errTooManyClients)
-		return false
-	}
 	if p.minor() > protocolMinor || len(pqOptions) > 0 {
 		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: protocolMinor, UnrecognizedOptions: pqOptions})
 	}
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageSize)
+	c.rd = newMsgReader(c.nc, c.srv.opts.MaxMessageSize)
 	cred, err := c.authenticate(info.User)
 	if err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) {
-			c.fatal(pe)
-		}
-		c.logger.Debug("authentication failed", "user", info.User, "err", err)
+		c.startupFailed(err, info.User)
 		return false
 	}
 	info.Superuser = cred.Superuser
+	if err := c.srv.takeSlot(c, cred.Superuser); err != nil {
+		// As PostgreSQL: the password was right, the session cannot
+		// start.
+		c.send(&pgproto3.AuthenticationOk{})
+		c.fatal(err)
+		return false
+	}
 	if c.sess, err = c.newSession(info); err != nil {
 		c.fatal(err)
 		return false
@@ -126,6 +123,22 @@ func (c *conn) startup() bool {
 	return true
 }
 
+// startupFailed ends a connection whose startup or authentication failed:
+// an error with a SQLSTATE is sent as FATAL (a malformed message also
+// logged), a broken or timed-out socket is closed quietly.
+func (c *conn) startupFailed(err error, user string) {
+	var pe *pgerror.Error
+	switch {
+	case !errors.As(err, &pe):
+		c.logger.Debug("startup failed", "user", user, "err", err)
+	case pe.Code == pgerror.ProtocolViolation:
+		c.protocolViolation(pe)
+	default:
+		c.logger.Debug("authentication failed", "user", user, "err", err)
+		c.fatal(pe)
+	}
+}
+
 // newSession asks the engine for a session, containing a panic in it.
 func (c *conn) newSession(info StartupInfo) (sess Session, err error) {
 	defer func() {
@@ -143,7 +156,7 @@ func (c *conn) newSession(info StartupInfo) (sess Session, err error) {
 
 // errTooManyClients is PostgreSQL's error for a connection beyond
 // max_connections.
-var errTooManyClients = pgerror.New("53300", "sorry, too many clients already")
+var errTooManyClients = pgerror.New(pgerror.TooManyConnections, "sorry, too many clients already")
 
 // startTLS answers an SSLRequest with 'S' and runs the TLS handshake on
 // the same socket; the startup packet then comes over TLS.
@@ -156,10 +169,10 @@ func (c *conn) startTLS() bool {
 	if _, err := nc.Write([]byte{'S'}); err != nil {
 		return false
 	}
-	if err := nc.startTLS(c.srv.opts.TLS, c.srv.opts.StartupTimeout); err != nil {
+	if err := nc.startTLS(c.srv.opts.TLS, c.authDeadline); err != nil {
 		c.logger.Debug("TLS handshake failed", "err", err)
 		return false
 	}
-	_ = nc.SetDeadline(time.Now().Add(c.srv.opts.StartupTimeout))
+	_ = nc.SetDeadline(c.authDeadline)
 	return true
 }

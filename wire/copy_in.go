@@ -112,12 +112,14 @@ func (r *copyInReader) Read(p []byte) (int, error) {
 // Terminate or a broken connection also ends the connection once the
 // statement is over.
 func (r *copyInReader) receive() {
-	msg, err := r.c.be.Receive()
+	msg, err := r.c.rd.receive()
 	if err != nil && r.ctx.Err() != nil {
 		r.err = pgerror.New(pgerror.QueryCanceled, "canceling statement due to user request")
 		return
 	}
 	if err != nil {
+		// NB: the connection ends once the statement is over; a
+		// malformed message is reported then, as FATAL.
 		r.c.recvErr = err
 		r.err = pgerror.Wrapf(err, pgerror.ConnectionFailure, "could not receive data from client")
 		return

@@ -46,7 +46,7 @@ func startRealServer(t testing.TB) *testServer {
 	}
 	ts := &testServer{addr: ln.Addr().String(), log: &syncBuffer{}, done: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(ts.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ts.Server = NewServer(realEngine{session.NewEngine(db, logger)}, Options{Logger: logger, StartupTimeout: 5 * time.Second})
+	ts.Server = NewServer(realEngine{session.NewEngine(db, logger)}, Options{Logger: logger, AuthenticationTimeout: 5 * time.Second})
 	go func() { ts.done <- ts.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

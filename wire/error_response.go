@@ -53,6 +53,9 @@ func noNUL(s string) string {
 // sendError sends err as an ERROR and flushes, so the client learns of it
 // even if no ReadyForQuery follows soon.
 func (c *conn) sendError(err error) {
+	if c.recvErr != nil {
+		return // reading the client failed: handle reports that instead
+	}
 	resp := errorResponse(err, severityError)
 	if resp.Code == string(pgerror.InternalError) {
 		c.logger.Warn("internal error", "err", err)

@@ -230,8 +230,8 @@ func startTestServerOpts(t *testing.T, opts Options) *testServer {
 	ts := &testServer{eng: &fakeEngine{}, addr: ln.Addr().String(), log: &syncBuffer{}, done: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(ts.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Logger = logger
-	if opts.StartupTimeout == 0 {
-		opts.StartupTimeout = 5 * time.Second
+	if opts.AuthenticationTimeout == 0 {
+		opts.AuthenticationTimeout = 5 * time.Second
 	}
 	ts.Server = NewServer(ts.eng, opts)
 	go func() { ts.done <- ts.Serve(ln) }()

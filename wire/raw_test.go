@@ -347,8 +347,8 @@ func TestRawMessageTooLarge(t *testing.T) {
 	c.expectFatal("08P01")
 }
 
-func TestRawStartupTimeout(t *testing.T) {
-	ts := startTestServerOpts(t, Options{StartupTimeout: 50 * time.Millisecond})
+func TestRawAuthenticationTimeout(t *testing.T) {
+	ts := startTestServerOpts(t, Options{AuthenticationTimeout: 50 * time.Millisecond})
 	c := dialRaw(t, ts)
 	c.writeRaw([]byte{0, 0, 0}) // never finishes the packet
 	c.expectClosed()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/session"
 )
 
@@ -72,12 +73,15 @@ type Options struct {
 	// Logger receives connection errors and recovered panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// MaxMessageSize bounds the body of one client message; 0 means
-	// DefaultMaxMessageSize.
+	// MaxMessageSize bounds the body of a client message that may be
+	// large (Query, Parse, Bind, CopyData, FunctionCall); 0 means
+	// DefaultMaxMessageSize. Other messages, and every message before
+	// authentication, are bounded as in PostgreSQL by 10,000 bytes.
 	MaxMessageSize int
-	// StartupTimeout bounds the startup handshake; 0 means
-	// DefaultStartupTimeout.
-	StartupTimeout time.Duration
+	// AuthenticationTimeout bounds the time from accepting a connection
+	// to the end of its authentication (PostgreSQL's
+	// authentication_timeout); 0 means DefaultAuthenticationTimeout.
+	AuthenticationTimeout time.Duration
 	// Auth is the password exchange clients must pass; the zero value is
 	// AuthTrust.
 	Auth AuthMethod
@@ -85,15 +89,31 @@ type Options struct {
 	Roles RoleSource
 	// TLS, when set, is offered to clients that send an SSLRequest.
 	TLS *tls.Config
-	// MaxConnections bounds the open client connections; beyond it a new
-	// one gets FATAL 53300. 0 means no limit.
+	// MaxConnections bounds the authenticated sessions; beyond it a new
+	// one gets FATAL 53300. 0 means no limit. Connections still in
+	// startup or authentication do not count: MaxStartupConnections
+	// bounds them.
 	MaxConnections int
+	// SuperuserReservedConnections is how many of the last
+	// MaxConnections slots only superusers may take, as PostgreSQL's
+	// superuser_reserved_connections.
+	SuperuserReservedConnections int
+	// MaxStartupConnections bounds the connections that have not
+	// authenticated yet; beyond it a new connection gets FATAL 53300 at
+	// once. 0 means DefaultMaxStartupConnections, or twice
+	// MaxConnections if that is more.
+	MaxStartupConnections int
+	// MockAuthKey derives the made-up SCRAM verifiers of roles that
+	// cannot log in; keep it across restarts so that an unknown role's
+	// salt does not change. Empty means a random key.
+	MockAuthKey []byte
 }
 
 // Defaults for Options.
 const (
-	DefaultMaxMessageSize = 256 << 20
-	DefaultStartupTimeout = time.Minute
+	DefaultMaxMessageSize        = largeMessageLimit
+	DefaultAuthenticationTimeout = 10 * time.Second
+	DefaultMaxStartupConnections = 1000
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -114,8 +134,15 @@ type Server struct {
 	conns     map[*conn]struct{}
 	keys      cancelKeys
 	handlers  sync.WaitGroup
+	// starting counts the connections that have not authenticated yet,
+	// sessions those that hold a slot of MaxConnections.
+	starting, sessions int
+	// refused counts the connections refused at accept since
+	// refusedLogged, when they were last logged.
+	refused       int
+	refusedLogged time.Time
 	// mockKey derives made-up verifiers for roles that cannot log in.
-	mockKey [32]byte
+	mockKey []byte
 }
 
 // NewServer returns a server that creates sessions with eng.
@@ -126,8 +153,11 @@ func NewServer(eng Engine, opts Options) *Server {
 	if opts.MaxMessageSize <= 0 {
 		opts.MaxMessageSize = DefaultMaxMessageSize
 	}
-	if opts.StartupTimeout <= 0 {
-		opts.StartupTimeout = DefaultStartupTimeout
+	if opts.AuthenticationTimeout <= 0 {
+		opts.AuthenticationTimeout = DefaultAuthenticationTimeout
+	}
+	if opts.MaxStartupConnections <= 0 {
+		opts.MaxStartupConnections = max(DefaultMaxStartupConnections, 2*opts.MaxConnections)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{
@@ -140,7 +170,11 @@ func NewServer(eng Engine, opts Options) *Server {
 		conns:     make(map[*conn]struct{}),
 		keys:      cancelKeys{byPID: make(map[uint32]*conn)},
 	}
-	_, _ = rand.Read(s.mockKey[:])
+	s.mockKey = opts.MockAuthKey
+	if len(s.mockKey) == 0 {
+		s.mockKey = make([]byte, 32)
+		_, _ = rand.Read(s.mockKey)
+	}
 	return s
 }
 
@@ -178,20 +212,76 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		wc := newNetConn(nc)
-		c := newConn(s, wc)
+		c := newConn(s, newNetConn(nc))
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			_ = nc.Close()
 			return nil
 		}
-		wc.overLimit = s.opts.MaxConnections > 0 && len(s.conns) >= s.opts.MaxConnections
+		if s.starting >= s.opts.MaxStartupConnections {
+			s.mu.Unlock()
+			s.refuse(nc)
+			continue
+		}
+		s.starting++
+		c.starting = true
 		s.conns[c] = struct{}{}
 		s.handlers.Add(1)
 		s.mu.Unlock()
 		go c.serve()
 	}
+}
+
+// refuseWriteTimeout bounds the write of the error to a connection
+// refused at once.
+const refuseWriteTimeout = 100 * time.Millisecond
+
+// refuse answers a connection beyond MaxStartupConnections with FATAL
+// 53300 and closes it, without reading from it.
+func (s *Server) refuse(nc net.Conn) {
+	// NB: at most one log line a second, however fast they come.
+	s.mu.Lock()
+	s.refused++
+	refused, now := s.refused, time.Now()
+	logIt := now.Sub(s.refusedLogged) >= time.Second
+	if logIt {
+		s.refusedLogged, s.refused = now, 0
+	}
+	s.mu.Unlock()
+	if logIt {
+		s.logger.Warn("too many connections in startup; refusing new ones", "remote", nc.RemoteAddr().String(), "max", s.opts.MaxStartupConnections, "refused", refused)
+	}
+	msg, err := errorResponse(errTooManyClients, severityFatal).Encode(nil)
+	if err == nil {
+		_ = nc.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+		_, _ = nc.Write(msg)
+	}
+	_ = nc.Close()
+}
+
+// errReservedSlots is PostgreSQL's error for a role that is not a
+// superuser when only the reserved slots are left.
+var errReservedSlots = pgerror.Newf(pgerror.TooManyConnections, "remaining connection slots are reserved for roles with the %s attribute", "SUPERUSER")
+
+// takeSlot moves c from the connections in startup to the sessions, as
+// its authentication ends: it refuses it beyond MaxConnections, and in
+// the last SuperuserReservedConnections slots when it is not a superuser.
+func (s *Server) takeSlot(c *conn, superuser bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if limit := s.opts.MaxConnections; limit > 0 {
+		if s.sessions >= limit {
+			return errTooManyClients
+		}
+		if !superuser && s.sessions >= limit-s.opts.SuperuserReservedConnections {
+			return errReservedSlots
+		}
+	}
+	s.starting--
+	s.sessions++
+	c.starting, c.slot = false, true
+	return nil
 }
 
 func (s *Server) isClosed() bool {
@@ -257,6 +347,13 @@ func retryableAccept(err error) bool {
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	switch {
+	case c.starting:
+		s.starting--
+	case c.slot:
+		s.sessions--
+	}
+	c.starting, c.slot = false, false
 	s.mu.Unlock()
 	s.keys.remove(c)
 	s.handlers.Done()

@@ -17,10 +17,6 @@ type netConn struct {
 	mu  sync.Mutex
 	cur net.Conn
 	tls bool
-
-	// overLimit is set when the connection was accepted beyond
-	// Options.MaxConnections: it is refused once its startup packet is read.
-	overLimit bool
 }
 
 var _ net.Conn = (*netConn)(nil)
@@ -36,12 +32,12 @@ func (n *netConn) conn() net.Conn {
 // startTLS runs the server side of a TLS handshake on the socket and
 // switches to it. It is called from the connection's own goroutine, when
 // nothing else reads or writes.
-func (n *netConn) startTLS(cfg *tls.Config, timeout time.Duration) error {
+func (n *netConn) startTLS(cfg *tls.Config, deadline time.Time) error {
 	tc := tls.Server(n.raw, cfg)
 	n.mu.Lock()
 	n.cur, n.tls = tc, true
 	n.mu.Unlock()
-	_ = tc.SetDeadline(time.Now().Add(timeout))
+	_ = tc.SetDeadline(deadline)
 	return tc.Handshake()
 }
 

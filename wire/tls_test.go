@@ -93,8 +93,8 @@ func TestShutdownDuringTLSHandshake(t *testing.T) {
 	}
 }
 
-// TestMaxConnectionsWire refuses the connection beyond the limit after
-// reading its startup packet.
+// TestMaxConnectionsWire refuses the connection beyond the limit once it
+// has authenticated, as PostgreSQL does: AuthenticationOk, then FATAL.
 func TestMaxConnectionsWire(t *testing.T) {
 	ts := startTestServerOpts(t, Options{MaxConnections: 1})
 	a := dialRaw(t, ts)
@@ -102,6 +102,9 @@ func TestMaxConnectionsWire(t *testing.T) {
 	a.expectReady()
 	b := dialRaw(t, ts)
 	b.writeRaw(packet(3<<16, startupBody("user", "u")))
+	if m, ok := b.receive().(*pgproto3.AuthenticationOk); !ok {
+		t.Fatalf("got %#v, want AuthenticationOk", m)
+	}
 	if er := b.expectFatal("53300"); er.Message != "sorry, too many clients already" {
 		t.Fatalf("message %q", er.Message)
 	}

@@ -58,7 +58,35 @@ func envInt(name string, def int) int {
 	return n
 }
 
+// envCount returns the non-negative integer in the environment variable
+// name, or def when it is unset; a malformed value stops the program.
+func envCount(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		fmt.Fprintf(os.Stderr, "deeplaked: %s=%q: not a non-negative integer\n", name, v)
+		os.Exit(2)
+	}
+	return n
+}
+
+// reservedConnsOption maps the flag's 0 (no reserved slots) to the
+// negative value server.Options reads as none.
+func reservedConnsOption(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
 func main() {
+	// As PostgreSQL does: every file the server creates (the catalog's,
+	// the chunk objects) is readable by its user alone.
+	syscall.Umask(0o077)
+
 	listen := flag.String("listen", envOr("DEEPLAKED_LISTEN", "127.0.0.1:5433"), "address to listen on (env DEEPLAKED_LISTEN)")
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
 	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix[?read_part_size=2MB&read_concurrency=32] for S3 (env DEEPLAKED_STORAGE)")
@@ -70,7 +98,11 @@ func main() {
 		"superuser created on start, with the password in env DEEPLAKED_BOOTSTRAP_PASSWORD, if it does not exist (env DEEPLAKED_BOOTSTRAP_USER)")
 	tlsCert := flag.String("tls-cert", envOr("DEEPLAKED_TLS_CERT", ""), "PEM certificate file; with --tls-key, clients may connect over TLS (env DEEPLAKED_TLS_CERT)")
 	tlsKey := flag.String("tls-key", envOr("DEEPLAKED_TLS_KEY", ""), "PEM private key file (env DEEPLAKED_TLS_KEY)")
-	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
+	maxConns := flag.Int("max-connections", envInt("DEEPLAKED_MAX_CONNECTIONS", server.DefaultMaxConnections), "most authenticated client connections at once (env DEEPLAKED_MAX_CONNECTIONS)")
+	reservedConns := flag.Int("superuser-reserved-connections", envCount("DEEPLAKED_SUPERUSER_RESERVED_CONNECTIONS", server.DefaultSuperuserReservedConnections),
+		"how many of the --max-connections slots only superusers may take (env DEEPLAKED_SUPERUSER_RESERVED_CONNECTIONS)")
+	authTimeout := flag.Duration("authentication-timeout", envDuration("DEEPLAKED_AUTHENTICATION_TIMEOUT", server.DefaultAuthenticationTimeout),
+		"longest time a connection may take to authenticate before it is closed, 1s to 600s (env DEEPLAKED_AUTHENTICATION_TIMEOUT)")
 	unixDir := flag.String("unix-socket-dir", envOr("DEEPLAKED_UNIX_SOCKET_DIR", ""), "directory for the Unix socket .s.PGSQL.<port> (psql -h DIR); empty for none (env DEEPLAKED_UNIX_SOCKET_DIR)")
 	debugListen := flag.String("debug-listen", envOr("DEEPLAKED_DEBUG_LISTEN", ""), "address of an HTTP listener serving Go's /debug/pprof profiles; empty for none (env DEEPLAKED_DEBUG_LISTEN)")
 	memLimit := flag.String("memory-limit", envOr("DEEPLAKED_MEMORY_LIMIT", ""), "the server's memory limit, such as 4GB or 512MB; default 3/4 of physical memory or of the cgroup's limit (env DEEPLAKED_MEMORY_LIMIT)")
@@ -123,6 +155,9 @@ func main() {
 		MaxConnections:    max(*maxConns, -1),
 
 		MemoryLimit: memoryLimit,
+		SuperuserReservedConnections: reservedConnsOption(*reservedConns),
+		AuthenticationTimeout:        *authTimeout,
+		CheckDataDirPermissions:      true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deeplaked:", err)

@@ -312,7 +312,7 @@ func startTarget(t *testing.T) target {
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	ln.Close()
-	cmd := exec.Command(bin, "--listen", addr.String(), "--data-dir", t.TempDir())
+	cmd := exec.Command(bin, "--listen", addr.String(), "--data-dir", filepath.Join(t.TempDir(), "data"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
