@@ -154,7 +154,7 @@ func main() {
 		TLSKey:            *tlsKey,
 		MaxConnections:    max(*maxConns, -1),
 
-		MemoryLimit: memoryLimit,
+		MemoryLimit:                  memoryLimit,
 		SuperuserReservedConnections: reservedConnsOption(*reservedConns),
 		AuthenticationTimeout:        *authTimeout,
 		CheckDataDirPermissions:      true,
