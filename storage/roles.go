@@ -25,6 +25,8 @@ type Role struct {
 	Name      string
 	Login     bool
 	Superuser bool
+	// CreateDB lets the role create databases (CREATEDB).
+	CreateDB bool `json:",omitempty"`
 	// Verifier is PostgreSQL's "SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>",
 	// or "" when the role has no password (it then cannot log in with
 	// password authentication).
@@ -35,6 +37,7 @@ type Role struct {
 type RoleChange struct {
 	Login     *bool
 	Superuser *bool
+	CreateDB  *bool
 	// Password sets a new password; ClearPassword removes it.
 	Password      *string
 	ClearPassword bool
@@ -87,14 +90,22 @@ func (db *DB) Roles() ([]*Role, error) {
 // CreateRole stores a new role; password, if non-nil, is hashed into a
 // SCRAM verifier. A role of that name already existing is 42710.
 func (db *DB) CreateRole(name string, login, superuser bool, password *string) error {
+	return db.CreateRoleWith(Role{Name: name, Login: login, Superuser: superuser}, password)
+}
+
+// CreateRoleWith is CreateRole of a role with r's name and attributes
+// (its Verifier is ignored).
+func (db *DB) CreateRoleWith(role Role, password *string) error {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	name := role.Name
 	if _, err := db.Role(name); err == nil {
 		return pgerror.Newf(pgerror.DuplicateObject, "role %q already exists", name)
 	} else if !isUndefined(err) {
 		return err
 	}
-	r := &Role{Name: name, Login: login, Superuser: superuser}
+	r := &role
+	r.Verifier = ""
 	if password != nil {
 		v, err := NewSCRAMVerifier(*password)
 		if err != nil {
@@ -118,6 +129,9 @@ func (db *DB) AlterRole(name string, ch RoleChange) error {
 	}
 	if ch.Superuser != nil {
 		r.Superuser = *ch.Superuser
+	}
+	if ch.CreateDB != nil {
+		r.CreateDB = *ch.CreateDB
 	}
 	if ch.ClearPassword {
 		r.Verifier = ""
