@@ -133,6 +133,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertCreateExtension(s.CreateExtensionStmt)
 	case *pg.Node_ReindexStmt:
 		return convertReindex(s.ReindexStmt)
+	case *pg.Node_CreatedbStmt, *pg.Node_DropdbStmt, *pg.Node_RenameStmt, *pg.Node_AlterOwnerStmt:
+		return convertDatabaseStmt(n, text)
 	}
 	return nil, unsupported(stmtKind(text))
 }

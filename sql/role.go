@@ -11,6 +11,7 @@ type CreateRole struct {
 	Name      string
 	Login     bool
 	Superuser bool
+	CreateDB  bool
 	// Password is nil when none is given (or PASSWORD NULL).
 	Password *string
 	// User is set for CREATE USER, for the command tag.
@@ -23,6 +24,7 @@ type AlterRole struct {
 	Name          string
 	Login         *bool
 	Superuser     *bool
+	CreateDB      *bool
 	Password      *string
 	ClearPassword bool
 }
@@ -39,9 +41,9 @@ func (*DropRole) stmt()   {}
 
 // roleOptions are the options of CREATE/ALTER ROLE that deeplaked knows.
 type roleOptions struct {
-	login, superuser *bool
-	password         *string
-	clearPassword    bool
+	login, superuser, createdb *bool
+	password                   *string
+	clearPassword              bool
 }
 
 func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
@@ -57,16 +59,19 @@ func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
 		}
 		seen[d.Defname] = true
 		switch d.Defname {
-		case "canlogin", "superuser":
+		case "canlogin", "superuser", "createdb":
 			b, ok := d.Arg.GetNode().(*pg.Node_Boolean)
 			if !ok {
 				return ro, pgerror.Newf(pgerror.SyntaxError, "invalid value for %s", d.Defname)
 			}
 			v := b.Boolean.Boolval
-			if d.Defname == "canlogin" {
+			switch d.Defname {
+			case "canlogin":
 				ro.login = &v
-			} else {
+			case "superuser":
 				ro.superuser = &v
+			default:
+				ro.createdb = &v
 			}
 		case "password":
 			if d.Arg == nil {
@@ -102,6 +107,9 @@ func convertCreateRole(s *pg.CreateRoleStmt) (Stmt, error) {
 	if ro.superuser != nil {
 		cr.Superuser = *ro.superuser
 	}
+	if ro.createdb != nil {
+		cr.CreateDB = *ro.createdb
+	}
 	return cr, nil
 }
 
@@ -121,7 +129,7 @@ func convertAlterRole(s *pg.AlterRoleStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, Password: ro.password, ClearPassword: ro.clearPassword}, nil
+	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, CreateDB: ro.createdb, Password: ro.password, ClearPassword: ro.clearPassword}, nil
 }
 
 func convertDropRole(s *pg.DropRoleStmt) (Stmt, error) {
