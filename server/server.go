@@ -132,6 +132,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	eng := session.NewEngine(db, logger)
 	eng.AuthEnabled = method != wire.AuthTrust
+	// As the quick start connects to any database name, trust on a
+	// loopback listener creates a missing database on first connection.
+	eng.CreateDatabases = method == wire.AuthTrust && isLoopback(opts.Listen)
 	s.wire = wire.NewServer(engineAdapter{eng}, wire.Options{
 		Logger:         logger,
 		Auth:           method,
@@ -282,6 +285,12 @@ func (s *Server) Close() error {
 // engineAdapter presents session.Engine as wire.Engine.
 type engineAdapter struct{ eng *session.Engine }
 
+// NewSession connects to the database the client named; one that does
+// not exist is an error the wire layer sends as FATAL (3D000).
 func (a engineAdapter) NewSession(info wire.StartupInfo) (wire.Session, error) {
-	return a.eng.NewSession(info.User, info.Database), nil
+	s, err := a.eng.Connect(info.User, info.Database)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

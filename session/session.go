@@ -16,13 +16,22 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// Engine creates sessions over one database.
+// Engine creates sessions over the databases of one storage.DB.
 type Engine struct {
 	db     *storage.DB
 	logger *slog.Logger
 	// AuthEnabled restricts role statements to superusers; set it before
 	// the first session when clients authenticate with passwords.
 	AuthEnabled bool
+	// CreateDatabases makes Connect create a database that does not
+	// exist rather than refuse the connection (trust authentication on a
+	// loopback listener).
+	CreateDatabases bool
+	// DropWait is how long DROP DATABASE waits for the database's other
+	// sessions to end; 0 means DefaultDropWait.
+	DropWait time.Duration
+	// conns tracks the sessions of each database.
+	conns connections
 }
 
 // NewEngine returns an engine serving db.
@@ -39,7 +48,14 @@ type Session struct {
 	eng      *Engine
 	User     string
 	Database string
+	// dbOID is the OID of the session's database, cat its tables: what
+	// statements bind against.
+	dbOID    uint32
+	cat      *storage.Catalog
 	settings settings
+	// terminate ends the session's connection (OnTerminate), under
+	// eng.conns.mu.
+	terminate func()
 	// stmtTime is when the running statement began (statement_timestamp),
 	// txnTime when its transaction's first statement did (now()).
 	stmtTime, txnTime time.Time
@@ -62,11 +78,6 @@ type Session struct {
 	codec types.BinaryCodec
 }
 
-// NewSession starts a session for user on database.
-func (e *Engine) NewSession(user, database string) *Session {
-	return &Session{eng: e, User: user, Database: database, settings: newSettings(user)}
-}
-
 // TxStatus returns the ReadyForQuery status byte.
 func (s *Session) TxStatus() byte {
 	switch {
@@ -78,13 +89,14 @@ func (s *Session) TxStatus() byte {
 	return TxIdle
 }
 
-// Close rolls back any open transaction.
+// Close rolls back any open transaction and leaves the database.
 func (s *Session) Close() {
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
 	}
 	s.explicit, s.failed = false, false
+	s.eng.conns.remove(s.dbOID, s)
 }
 
 // ExecSimple runs the statements of one simple-protocol query string. As in
@@ -156,7 +168,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	if s.explicit && s.failed {
 		return pgerror.New(pgerror.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
-	db := s.eng.db
+	db := s.cat
 	switch st := p.Stmt.(type) {
 	case *sql.CreateTable:
 		if _, err := s.createTable(st, w); err != nil {
@@ -252,6 +264,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execCursorStmt(ctx, st, w)
 	case *sql.CreateRole, *sql.AlterRole, *sql.DropRole:
 		return s.execRole(st, w)
+	case *sql.CreateDatabase, *sql.DropDatabase, *sql.AlterDatabase:
+		return s.execDatabase(st, w)
 	case *sql.Explain:
 		return s.execExplain(st, s.catalog(), w)
 	case *sql.CreateIndex:
@@ -323,7 +337,7 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 	if err != nil {
 		return nil, err
 	}
-	created, err := s.eng.db.CreateTable(desc, st.IfNotExists)
+	created, err := s.cat.CreateTable(desc, st.IfNotExists)
 	if err != nil || created {
 		return desc, err
 	}
@@ -337,7 +351,7 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 // at once; unlike it, it is dropped again if the transaction does not
 // commit.
 func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w ResultWriter) error {
-	db := s.eng.db
+	db := s.cat
 	q, err := sql.BindSelect(s.catalog(), st.Query)
 	if err != nil {
 		return err
@@ -395,7 +409,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a
 // failure leaves none of its rows behind.
 func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) error {
-	n, err := sql.BindCopy(s.eng.db, st)
+	n, err := sql.BindCopy(s.cat, st)
 	if err != nil {
 		return err
 	}
@@ -457,7 +471,7 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 	if s.explicit || s.multi {
 		return pgerror.New(pgerror.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 	}
-	db := s.eng.db
+	db := s.cat
 	for _, name := range st.Tables {
 		if _, err := db.Table(name); err != nil {
 			return err
@@ -476,17 +490,17 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 	return w.WriteComplete("VACUUM")
 }
 
-// catalog is what statements bind against: the database, with the
-// parameters of the portal running.
+// catalog is what statements bind against: the session's database, with
+// the parameters of the portal running.
 func (s *Session) catalog() sql.Catalog {
 	if s.params != nil {
-		return sql.WithParams(s.eng.db, s.params)
+		return sql.WithParams(s.cat, s.params)
 	}
-	return s.eng.db
+	return s.cat
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
