@@ -48,17 +48,19 @@ func sequenceName(t *storage.TableDesc, col int) string {
 // sysCatalog is the catalog as the system tables show it, read once per
 // statement.
 type sysCatalog struct {
-	tables []*storage.TableDesc
-	roles  []sysRole
+	// tables are the tables of the session's database only.
+	tables    []*storage.TableDesc
+	databases []*storage.DatabaseDesc
+	roles     []sysRole
 	// priv is read when a privilege function or ACL first needs it.
 	priv *privView
 }
 
 type sysRole struct {
-	name         string
-	oid          uint32
-	super, login bool
-	noInherit    bool
+	name                   string
+	oid                    uint32
+	super, login, createDB bool
+	noInherit              bool
 }
 
 // catalog returns this statement's view of the catalog.
@@ -68,7 +70,12 @@ func (e *Env) catalog() (*sysCatalog, error) {
 	}
 	c := &sysCatalog{}
 	if e.DB != nil {
-		c.tables = e.DB.Tables()
+		cat := e.Catalog
+		if cat == nil {
+			cat = e.DB.Catalog(storage.PostgresOID)
+		}
+		c.tables = cat.Tables()
+		c.databases = e.DB.Databases()
 		roles, err := e.DB.Roles()
 		if err != nil {
 			return nil, err
@@ -86,7 +93,7 @@ func (e *Env) catalog() (*sysCatalog, error) {
 			if i == boot {
 				oid = bootstrapRoleOID
 			}
-			c.roles = append(c.roles, sysRole{name: r.Name, oid: oid, super: r.Superuser, login: r.Login, noInherit: r.NoInherit})
+			c.roles = append(c.roles, sysRole{name: r.Name, oid: oid, super: r.Superuser, login: r.Login, createDB: r.Superuser || r.CreateDB, noInherit: r.NoInherit})
 		}
 		if boot < 0 {
 			// Without stored superusers (trust authentication), the
@@ -98,11 +105,11 @@ func (e *Env) catalog() (*sysCatalog, error) {
 			found := false
 			for i := range c.roles {
 				if c.roles[i].name == name {
-					c.roles[i].oid, c.roles[i].super, found = bootstrapRoleOID, true, true
+					c.roles[i].oid, c.roles[i].super, c.roles[i].createDB, found = bootstrapRoleOID, true, true, true
 				}
 			}
 			if !found {
-				c.roles = append(c.roles, sysRole{name: name, oid: bootstrapRoleOID, super: true, login: true})
+				c.roles = append(c.roles, sysRole{name: name, oid: bootstrapRoleOID, super: true, login: true, createDB: true})
 				sort.Slice(c.roles, func(i, j int) bool { return c.roles[i].name < c.roles[j].name })
 			}
 		}
@@ -138,6 +145,17 @@ func (c *sysCatalog) indexByOID(oid uint32) (*storage.TableDesc, *storage.IndexD
 		}
 	}
 	return nil, nil
+}
+
+// roleOIDByName returns the OID of role name; the bootstrap superuser's
+// for "" (a database made with the data directory) or a role not known.
+func (c *sysCatalog) roleOIDByName(name string) uint32 {
+	for _, r := range c.roles {
+		if r.name == name && name != "" {
+			return r.oid
+		}
+	}
+	return bootstrapRoleOID
 }
 
 func (c *sysCatalog) roleName(oid uint32) (string, bool) {

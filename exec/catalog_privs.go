@@ -43,7 +43,7 @@ func (e *Env) privileges() (*privView, error) {
 		return nil, pgerror.AssertionFailedf("privileges without a catalog")
 	}
 	if e.DB != nil {
-		if p.nspACL, err = e.DB.SchemaACL(storage.DefaultDatabase, "public"); err != nil {
+		if p.nspACL, err = e.DB.SchemaACL(storage.ACLDatabase(e.Catalog.OID()), "public"); err != nil {
 			return nil, err
 		}
 	}
@@ -52,17 +52,6 @@ func (e *Env) privileges() (*privView, error) {
 	}
 	c.priv = p
 	return p, nil
-}
-
-// roleOIDByName returns the OID pg_authid gives role name; the bootstrap
-// superuser's for a name it does not know.
-func (c *sysCatalog) roleOIDByName(name string) uint32 {
-	for _, r := range c.roles {
-		if r.name == name {
-			return r.oid
-		}
-	}
-	return bootstrapRoleOID
 }
 
 // ownerOID is the OID of t's owner.

@@ -21,8 +21,11 @@ import (
 type Env struct {
 	Ctx context.Context
 	DB  *storage.DB
-	Txn *storage.Txn
-	r   *rand.Rand
+	// Catalog is the session's database: the tables the system tables
+	// show. nil: database postgres of DB.
+	Catalog *storage.Catalog
+	Txn     *storage.Txn
+	r       *rand.Rand
 	// User and Database name the session's role and database; Setting
 	// returns a run-time parameter's value (current_setting, pg_settings).
 	User     string

@@ -168,22 +168,27 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 		}
 	},
 	"pg_catalog.pg_database": func(env *Env, c *sysCatalog, r *sysRows) {
-		name := env.Database
-		if name == "" {
-			name = "postgres"
+		if env.DB == nil {
+			r.row(databaseOID, env.databaseName(), bootstrapRoleOID, utf8Encoding, "c", false, true, -1, int64(0), int64(1), uint32(1663),
+				"C", "C", nil, nil, nil)
+			return
 		}
-		r.row(databaseOID, name, bootstrapRoleOID, utf8Encoding, "c", false, true, -1, int64(0), int64(1), uint32(1663),
-			"C", "C", nil, nil, nil)
+		// Every database: UTF8, the C locale, no connection limit, no
+		// ACL (the default privileges).
+		for _, d := range c.databases {
+			r.row(d.OID, d.Name, c.roleOIDByName(d.Owner), utf8Encoding, "c", false, true, -1, int64(0), int64(1), uint32(1663),
+				"C", "C", nil, nil, nil)
+		}
 	},
 	"pg_catalog.pg_roles": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, role := range c.roles {
-			r.row(role.name, role.super, !role.noInherit, role.super, role.super, role.login, role.super, -1, "********", nil, role.super, nil, role.oid)
+			r.row(role.name, role.super, !role.noInherit, role.super, role.createDB, role.login, role.super, -1, "********", nil, role.super, nil, role.oid)
 		}
 	},
 	"pg_catalog.pg_user": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, role := range c.roles {
 			if role.login {
-				r.row(role.name, role.oid, role.super, role.super, role.super, role.super, "********", nil, nil)
+				r.row(role.name, role.oid, role.createDB, role.super, role.super, role.super, "********", nil, nil)
 			}
 		}
 	},

@@ -75,7 +75,7 @@ func hostPort(t *testing.T, addr string) (string, string) {
 func connString(t *testing.T, srv *server.Server, user, password, extra string) string {
 	t.Helper()
 	h, p := hostPort(t, srv.Addr())
-	s := fmt.Sprintf("host=%s port=%s user=%s dbname=db default_query_exec_mode=simple_protocol connect_timeout=5", h, p, user)
+	s := fmt.Sprintf("host=%s port=%s user=%s dbname=postgres default_query_exec_mode=simple_protocol connect_timeout=5", h, p, user)
 	if password != "" {
 		s += " password=" + password
 	}
@@ -152,7 +152,7 @@ func TestRoleDDL(t *testing.T) {
 	wantCode(t, exec1(t, admin, "ALTER ROLE nosuch PASSWORD 'x'"), "42704")
 	wantCode(t, exec1(t, admin, "DROP ROLE nosuch"), "42704")
 	wantCode(t, exec1(t, admin, "DROP ROLE deeplake"), "55006")
-	wantCode(t, exec1(t, admin, "CREATE ROLE x CREATEDB"), "0A000")
+	wantCode(t, exec1(t, admin, "CREATE ROLE x REPLICATION"), "0A000")
 
 	alice, err := dial(t, connString(t, srv, "alice", "'alice pw'", ""))
 	if err != nil {
@@ -324,7 +324,7 @@ func TestTLS(t *testing.T) {
 	}{
 		{"require", connString(t, srv, "deeplake", "tlspw", "sslmode=require"), true},
 		{"verify-full ip", connString(t, srv, "deeplake", "tlspw", "sslmode=verify-full sslrootcert="+ca), true},
-		{"verify-full localhost", fmt.Sprintf("host=localhost port=%s user=deeplake password=tlspw dbname=db sslmode=verify-full sslrootcert=%s", port, ca), true},
+		{"verify-full localhost", fmt.Sprintf("host=localhost port=%s user=deeplake password=tlspw dbname=postgres sslmode=verify-full sslrootcert=%s", port, ca), true},
 		{"disable", connString(t, srv, "deeplake", "tlspw", "sslmode=disable"), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -368,7 +368,7 @@ func TestPsqlPasswordTLS(t *testing.T) {
 	run := func(password, sslmode string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, psql, "-h", h, "-p", p, "-U", "deeplake", "-X", "-At", "-c", "SELECT 41 + 1", "db")
+		cmd := exec.CommandContext(ctx, psql, "-h", h, "-p", p, "-U", "deeplake", "-X", "-At", "-c", "SELECT 41 + 1", "postgres")
 		cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGSSLMODE="+sslmode, "PGCONNECT_TIMEOUT=5")
 		out, err := cmd.CombinedOutput()
 		return string(out), err

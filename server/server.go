@@ -148,6 +148,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	memLimit := cmp.Or(opts.MemoryLimit, DefaultMemoryLimit())
 	eng.SetMemoryLimit(memLimit)
 	eng.AuthEnabled = method != wire.AuthTrust
+	// As the quick start connects to any database name, trust on a
+	// loopback listener creates a missing database on first connection.
+	eng.CreateDatabases = method == wire.AuthTrust && isLoopback(opts.Listen)
 	for name, v := range map[string]string{
 		"max_connections":                strconv.Itoa(conns.max),
 		"superuser_reserved_connections": strconv.Itoa(conns.reserved),
@@ -325,6 +328,12 @@ func (s *Server) Close() error {
 // engineAdapter presents session.Engine as wire.Engine.
 type engineAdapter struct{ eng *session.Engine }
 
+// NewSession connects to the database the client named; one that does
+// not exist is an error the wire layer sends as FATAL (3D000).
 func (a engineAdapter) NewSession(info wire.StartupInfo) (wire.Session, error) {
-	return a.eng.NewSession(info.User, info.Database), nil
+	s, err := a.eng.Connect(info.User, info.Database)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -24,7 +24,7 @@ func connect(t *testing.T, addr string) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+addr+"/anydb?sslmode=disable&default_query_exec_mode=simple_protocol")
+	conn, err := pgx.Connect(ctx, "postgres://anyone@"+addr+"/postgres?sslmode=disable&default_query_exec_mode=simple_protocol")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func connectExtended(t *testing.T, srv *server.Server) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
+	conn, err := pgx.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/postgres?sslmode=disable")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -339,7 +339,7 @@ func openSession(t *testing.T, opts storage.Options) (*storage.DB, *Session) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db, NewEngine(db, nil).NewSession("u", "d")
+	return db, connect(t, NewEngine(db, nil), "u")
 }
 
 // flushAll moves db's buffered rows into fragments.
@@ -1000,7 +1000,7 @@ func shardedTable(t *testing.T) (*Engine, *storage.DB, *Session) {
 	}
 	t.Cleanup(func() { db.Close() })
 	eng := NewEngine(db, nil)
-	a := eng.NewSession("u", "d")
+	a := connect(t, eng, "u")
 	mustRun(t, a, "CREATE TABLE e (id bigint)", "")
 	mustRun(t, a, "INSERT INTO e SELECT g FROM generate_series(0, 29999) g", "INSERT 0 30000")
 	flushAll(t, db)
@@ -1026,9 +1026,9 @@ func TestShardsOfOneSnapshot(t *testing.T) {
 	for rank := range 3 {
 		// Between the shards the buffered rows move into a fragment, and
 		// more rows come: the groups of the latest snapshot differ.
-		mustRun(t, eng.NewSession("u", "d"), fmt.Sprintf("INSERT INTO e VALUES (%d)", 40000+rank), "INSERT 0 1")
+		mustRun(t, connect(t, eng, "u"), fmt.Sprintf("INSERT INTO e VALUES (%d)", 40000+rank), "INSERT 0 1")
 		flushAll(t, db)
-		s := eng.NewSession("u", "d")
+		s := connect(t, eng, "u")
 		mustRun(t, s, "BEGIN", "BEGIN")
 		mustRun(t, s, "SET TRANSACTION SNAPSHOT '"+id+"'", "SET")
 		ids := copyIDs(t, s, fmt.Sprintf("COPY e TO STDOUT WITH (FORMAT tensor, SHUFFLE true, SEED 4, SHARD '%d/3')", rank))
@@ -1046,7 +1046,7 @@ func TestShardsOfOneSnapshot(t *testing.T) {
 		}
 	}
 	mustRun(t, a, "COMMIT", "COMMIT")
-	s := eng.NewSession("u", "d")
+	s := connect(t, eng, "u")
 	mustRun(t, s, "BEGIN", "BEGIN")
 	if _, err := run(t, s, "SET TRANSACTION SNAPSHOT '"+id+"'"); err == nil || !strings.Contains(err.Error(), "invalid snapshot identifier") {
 		t.Fatalf("import after the exporter's end: %v", err)
@@ -1064,7 +1064,7 @@ func TestShardsOfOneEpoch(t *testing.T) {
 		seen := make([]int, 50000)
 		for rank := range world {
 			between(rank)
-			s := eng.NewSession("u", "d")
+			s := connect(t, eng, "u")
 			opt := ""
 			if epoch != "" {
 				opt = ", EPOCH '" + epoch + "'"
@@ -1079,7 +1079,7 @@ func TestShardsOfOneEpoch(t *testing.T) {
 	write := func(int) {
 		// The buffered rows move into a fragment, and more rows come: the
 		// groups of the latest snapshot differ from the last statement's.
-		mustRun(t, eng.NewSession("u", "d"), fmt.Sprintf("INSERT INTO e VALUES (%d)", next), "INSERT 0 1")
+		mustRun(t, connect(t, eng, "u"), fmt.Sprintf("INSERT INTO e VALUES (%d)", next), "INSERT 0 1")
 		next++
 		flushAll(t, db)
 	}
@@ -1113,7 +1113,7 @@ func TestShardsOfOneEpoch(t *testing.T) {
 
 	// EPOCH comes first in a transaction block; as its first statement it
 	// reads the epoch's snapshot, which then holds for the block.
-	s := eng.NewSession("u", "d")
+	s := connect(t, eng, "u")
 	mustRun(t, s, "BEGIN", "BEGIN")
 	n0 := len(copyIDs(t, s, "COPY e TO STDOUT WITH (FORMAT tensor, EPOCH 'run1:0')"))
 	mustRun(t, s, "COMMIT", "COMMIT")

@@ -17,7 +17,7 @@ func TestCreateTableAsAborted(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	eng := NewEngine(db, nil)
-	s := eng.NewSession("u", "d")
+	s := connect(t, eng, "u")
 	mustRun(t, s, "CREATE TABLE src (id int)", "")
 	mustRun(t, s, "INSERT INTO src SELECT g FROM generate_series(1, 10) g", "INSERT 0 10")
 	// One query string, one implicit transaction: the division fails it.
@@ -34,7 +34,7 @@ func TestCreateTableAsAborted(t *testing.T) {
 	mustRun(t, s, "BEGIN", "BEGIN")
 	mustRun(t, s, "CREATE TABLE c2 AS SELECT id FROM src", "SELECT 10")
 	mustRun(t, s, "DROP TABLE c2", "DROP TABLE")
-	other := eng.NewSession("u", "d")
+	other := connect(t, eng, "u")
 	mustRun(t, other, "CREATE TABLE c2 (x int)", "CREATE TABLE")
 	mustRun(t, other, "INSERT INTO c2 VALUES (1)", "INSERT 0 1")
 	mustRun(t, s, "ROLLBACK", "ROLLBACK")

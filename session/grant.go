@@ -66,7 +66,7 @@ func (g grantTarget) name() string {
 
 // grantTargets resolves the objects of st.
 func (s *Session) grantTargets(st *sql.Grant) ([]grantTarget, error) {
-	db := s.eng.db
+	db := s.cat
 	var out []grantTarget
 	if st.AllInSchema {
 		for _, nsp := range st.Objects {
@@ -216,7 +216,7 @@ func (s *Session) execGrant(st *sql.Grant, w ResultWriter) error {
 				return change(acl, storage.PublicSchemaOwner)
 			})
 		} else {
-			err = s.eng.db.AlterTable(tg.table.Name, tg.table.ID, func(d *storage.TableDesc) error {
+			err = s.cat.AlterTable(tg.table.Name, tg.table.ID, func(d *storage.TableDesc) error {
 				owner := a.Owner(d)
 				d.Owner = owner
 				if tg.col >= 0 {
@@ -382,7 +382,7 @@ func (s *Session) execAlterDefaultPrivileges(st *sql.AlterDefaultPrivileges, w R
 // schema, unless the current role is a superuser. The table's ACL then
 // names the new owner where it named the old one.
 func (s *Session) execAlterTableOwner(st *sql.AlterTableOwner, w ResultWriter) error {
-	db := s.eng.db
+	db := s.cat
 	t, err := db.Table(st.Table)
 	if err != nil {
 		if st.IfExists && pgerror.GetCode(err) == pgerror.UndefinedTable {

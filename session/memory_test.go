@@ -19,7 +19,7 @@ func TestMemoryLimit(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	eng := NewEngine(db, nil)
 	eng.SetMemoryLimit(128 << 20)
-	s := eng.NewSession("u", "d")
+	s := connect(t, eng, "u")
 	mustRun(t, s, "SHOW memory_limit", "columns memory_limit:text; 128MB; SHOW")
 	wantCode(t, s, "SET memory_limit = '1GB'", "55P02")
 

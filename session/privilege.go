@@ -230,7 +230,7 @@ func (s *Session) auth() (*storage.Auth, error) {
 
 // aclDatabase is the database whose schema ACLs and default privileges
 // apply.
-func (s *Session) aclDatabase() string { return storage.DefaultDatabase }
+func (s *Session) aclDatabase() string { return storage.ACLDatabase(s.dbOID) }
 
 // authorize checks that the current role holds what plan n needs, as
 // PostgreSQL's ExecCheckPermissions does when a statement starts: 42501

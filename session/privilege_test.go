@@ -24,7 +24,7 @@ func privEngine(t *testing.T) (*Engine, *Session) {
 	if err := db.CreateRole("admin", true, true, nil); err != nil {
 		t.Fatal(err)
 	}
-	admin := eng.NewSession("admin", "postgres")
+	admin := connect(t, eng, "admin")
 	for _, q := range []string{
 		"CREATE ROLE alice LOGIN", "CREATE ROLE bob LOGIN",
 		"CREATE TABLE t (id serial, x int)", "INSERT INTO t (x) VALUES (1), (2)",
@@ -53,7 +53,7 @@ func runCopyIn(t *testing.T, s *Session, q, data string) error {
 // without, then with, the privilege it needs.
 func TestPrivilegesPerStatement(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
+	alice := connect(t, eng, "alice")
 	mustRun(t, admin, "GRANT SELECT ON v TO alice", "GRANT")
 	cases := []struct {
 		q     string
@@ -127,8 +127,8 @@ func TestPrivilegesPerStatement(t *testing.T) {
 // alter, grant on and vacuum a table.
 func TestOwnership(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
-	bob := eng.NewSession("bob", "postgres")
+	alice := connect(t, eng, "alice")
+	bob := connect(t, eng, "bob")
 	denied(t, alice, "DROP TABLE t", "must be owner of table t")
 	denied(t, alice, "CREATE INDEX ON v USING hnsw (e vector_l2_ops)", "must be owner of table v")
 	denied(t, alice, "ALTER TABLE t OWNER TO alice", "must be owner of table t")
@@ -168,7 +168,7 @@ func TestOwnership(t *testing.T) {
 // prepared before it: privileges are checked at every Execute.
 func TestPrivilegesPrepared(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
+	alice := connect(t, eng, "alice")
 	mustRun(t, admin, "GRANT SELECT, INSERT ON t TO alice", "GRANT")
 	ctx := context.Background()
 	for _, q := range []string{"SELECT x FROM t WHERE x > $1", "INSERT INTO t (id, x) VALUES (100, $1)"} {
@@ -202,8 +202,8 @@ func TestPrivilegesPrepared(t *testing.T) {
 // inherits from, not with NOINHERIT until SET ROLE, and from PUBLIC.
 func TestMembership(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
-	bob := eng.NewSession("bob", "postgres")
+	alice := connect(t, eng, "alice")
+	bob := connect(t, eng, "bob")
 	mustRun(t, admin, "CREATE ROLE staff", "CREATE ROLE")
 	mustRun(t, admin, "GRANT SELECT ON t TO staff", "GRANT")
 	mustRun(t, admin, "GRANT staff TO alice, bob", "GRANT ROLE")
@@ -233,7 +233,7 @@ func TestMembership(t *testing.T) {
 // tables a role creates afterwards their ACL.
 func TestDefaultPrivileges(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
+	alice := connect(t, eng, "alice")
 	mustRun(t, admin, "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO alice", "ALTER DEFAULT PRIVILEGES")
 	mustRun(t, admin, "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT INSERT ON TABLES TO PUBLIC", "ALTER DEFAULT PRIVILEGES")
 	mustRun(t, admin, "CREATE TABLE d (a int)", "CREATE TABLE")
@@ -251,7 +251,7 @@ func TestDefaultPrivileges(t *testing.T) {
 // TestPrivilegeFunctions checks has_*_privilege and pg_has_role.
 func TestPrivilegeFunctions(t *testing.T) {
 	eng, admin := privEngine(t)
-	alice := eng.NewSession("alice", "postgres")
+	alice := connect(t, eng, "alice")
 	mustRun(t, admin, "CREATE ROLE staff", "CREATE ROLE")
 	mustRun(t, admin, "GRANT staff TO alice", "GRANT ROLE")
 	mustRun(t, admin, "GRANT SELECT ON t TO staff WITH GRANT OPTION", "GRANT")
@@ -307,7 +307,7 @@ func TestPrivilegeFunctions(t *testing.T) {
 func TestTrustIsSuperuser(t *testing.T) {
 	eng, admin := privEngine(t)
 	eng.AuthEnabled = false
-	alice := eng.NewSession("alice", "postgres")
+	alice := connect(t, eng, "alice")
 	mustRun(t, alice, "SELECT count(*) FROM t", "columns count:bigint; 2; SELECT 1")
 	mustRun(t, alice, "SELECT has_table_privilege('t', 'DELETE')", "columns has_table_privilege:boolean; t; SELECT 1")
 	mustRun(t, alice, "SET ROLE bob", "SET")

@@ -27,7 +27,7 @@ func (s *Session) execRole(st sql.Stmt, w ResultWriter) error {
 	}
 	switch st := st.(type) {
 	case *sql.CreateRole:
-		if err := db.CreateRole(st.Name, st.Login, st.Superuser, st.Password); err != nil {
+		if err := db.CreateRoleWith(storage.Role{Name: st.Name, Login: st.Login, Superuser: st.Superuser, CreateDB: st.CreateDB}, st.Password); err != nil {
 			return err
 		}
 		if st.NoInherit {
@@ -38,7 +38,7 @@ func (s *Session) execRole(st sql.Stmt, w ResultWriter) error {
 		}
 		return w.WriteComplete("CREATE ROLE")
 	case *sql.AlterRole:
-		ch := storage.RoleChange{Login: st.Login, Superuser: st.Superuser, Inherit: st.Inherit, Password: st.Password, ClearPassword: st.ClearPassword}
+		ch := storage.RoleChange{Login: st.Login, Superuser: st.Superuser, Inherit: st.Inherit, CreateDB: st.CreateDB, Password: st.Password, ClearPassword: st.ClearPassword}
 		if err := db.AlterRole(st.Name, ch); err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// Engine creates sessions over one database.
+// Engine creates sessions over the databases of one storage.DB.
 type Engine struct {
 	db     *storage.DB
 	logger *slog.Logger
@@ -28,6 +28,15 @@ type Engine struct {
 	// serverSettings holds the values of server-wide parameters, by
 	// lower-case name (SetServerSetting).
 	serverSettings map[string]string
+	// CreateDatabases makes Connect create a database that does not
+	// exist rather than refuse the connection (trust authentication on a
+	// loopback listener).
+	CreateDatabases bool
+	// DropWait is how long DROP DATABASE waits for the database's other
+	// sessions to end; 0 means DefaultDropWait.
+	DropWait time.Duration
+	// conns tracks the sessions of each database.
+	conns connections
 	// mem is the server's memory accountant (SetMemoryLimit); memLimit
 	// the limit memory_limit shows.
 	mem      *exec.MemMonitor
@@ -75,7 +84,14 @@ type Session struct {
 	eng      *Engine
 	User     string
 	Database string
+	// dbOID is the OID of the session's database, cat its tables: what
+	// statements bind against.
+	dbOID    uint32
+	cat      *storage.Catalog
 	settings settings
+	// terminate ends the session's connection (OnTerminate), under
+	// eng.conns.mu.
+	terminate func()
 	// stmtTime is when the running statement began (statement_timestamp),
 	// txnTime when its transaction's first statement did (now()).
 	stmtTime, txnTime time.Time
@@ -102,15 +118,6 @@ type Session struct {
 	lastEnv *exec.Env
 }
 
-// NewSession starts a session for user on database.
-func (e *Engine) NewSession(user, database string) *Session {
-	s := &Session{eng: e, User: user, Database: database, settings: newSettings(user, e.serverSettings), mem: e.mem.Child("session")}
-	if e.memLimit > 0 {
-		s.settings.setFixed("memory_limit", exec.FormatBytes(e.memLimit))
-	}
-	return s
-}
-
 // TxStatus returns the ReadyForQuery status byte.
 func (s *Session) TxStatus() byte {
 	switch {
@@ -122,8 +129,8 @@ func (s *Session) TxStatus() byte {
 	return TxIdle
 }
 
-// Close rolls back any open transaction and gives back the memory its
-// operators still hold.
+// Close rolls back any open transaction, gives back the memory its
+// operators still hold and leaves the database.
 func (s *Session) Close() {
 	defer s.mem.Stop()
 	s.lastEnv.Close()
@@ -132,6 +139,7 @@ func (s *Session) Close() {
 		s.txn = nil
 	}
 	s.explicit, s.failed = false, false
+	s.eng.conns.remove(s.dbOID, s)
 }
 
 // ExecSimple runs the statements of one simple-protocol query string. As in
@@ -204,7 +212,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	if s.explicit && s.failed {
 		return pgerror.New(pgerror.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
-	db := s.eng.db
+	db := s.cat
 	switch st := p.Stmt.(type) {
 	case *sql.CreateTable:
 		if _, err := s.createTable(st, w); err != nil {
@@ -333,6 +341,8 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return s.execAlterDefaultPrivileges(st, w)
 	case *sql.AlterTableOwner:
 		return s.execAlterTableOwner(st, w)
+	case *sql.CreateDatabase, *sql.DropDatabase, *sql.AlterDatabase:
+		return s.execDatabase(st, w)
 	case *sql.Explain:
 		return s.execExplain(st, s.catalog(), w)
 	case *sql.CreateIndex:
@@ -357,7 +367,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return w.WriteComplete("CREATE INDEX")
 	case *sql.DropIndex:
 		for _, name := range st.Names {
-			if t := indexTable(db, name); t != nil {
+			if t := db.IndexTable(name); t != nil {
 				if err := s.requireOwner(t); err != nil {
 					return err
 				}
@@ -376,7 +386,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		}
 		return w.WriteComplete("DROP INDEX")
 	case *sql.Reindex:
-		t := indexTable(db, st.Name)
+		t := db.IndexTable(st.Name)
 		if st.Table {
 			t, _ = db.Table(st.Name)
 		}
@@ -428,7 +438,7 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 	if err := s.newTable(desc); err != nil {
 		return nil, err
 	}
-	created, err := s.eng.db.CreateTable(desc, st.IfNotExists)
+	created, err := s.cat.CreateTable(desc, st.IfNotExists)
 	if err != nil || created {
 		return desc, err
 	}
@@ -442,7 +452,7 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 // at once; unlike it, it is dropped again if the transaction does not
 // commit.
 func (s *Session) createTableAs(ctx context.Context, st *sql.CreateTableAs, w ResultWriter) error {
-	db := s.eng.db
+	db := s.cat
 	q, err := sql.BindSelect(s.catalog(), st.Query)
 	if err != nil {
 		return err
@@ -506,7 +516,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a
 // failure leaves none of its rows behind.
 func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) error {
-	n, err := sql.BindCopy(s.eng.db, st)
+	n, err := sql.BindCopy(s.cat, st)
 	if err != nil {
 		return err
 	}
@@ -576,7 +586,7 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 	if s.explicit || s.multi {
 		return pgerror.New(pgerror.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 	}
-	db := s.eng.db
+	db := s.cat
 	tables := make([]*storage.TableDesc, len(st.Tables))
 	for i, name := range st.Tables {
 		t, err := db.Table(name)
@@ -621,13 +631,13 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 	return w.WriteComplete("VACUUM")
 }
 
-// catalog is what statements bind against: the database, with the
-// parameters of the portal running.
+// catalog is what statements bind against: the session's database, with
+// the parameters of the portal running.
 func (s *Session) catalog() sql.Catalog {
 	if s.params != nil {
-		return sql.WithParams(s.eng.db, s.params)
+		return sql.WithParams(s.cat, s.params)
 	}
-	return s.eng.db
+	return s.cat
 }
 
 // stmtEnv returns an Env for a statement that runs to its end within the
@@ -640,7 +650,7 @@ func (s *Session) stmtEnv(ctx context.Context) *exec.Env {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
@@ -745,14 +755,3 @@ func (s *Session) writeDML(w ResultWriter, verb string, cols []plan.Column, res 
 	return w.WriteComplete(fmt.Sprintf("%s %d", verb, res.Count))
 }
 
-// indexTable returns the table of the index name, or nil.
-func indexTable(db *storage.DB, name string) *storage.TableDesc {
-	for _, t := range db.Tables() {
-		for _, ix := range t.Indexes {
-			if ix.Name == name {
-				return t
-			}
-		}
-	}
-	return nil
-}

@@ -69,7 +69,7 @@ func newSession(t *testing.T) *Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return NewEngine(db, nil).NewSession("u", "d")
+	return connect(t, NewEngine(db, nil), "u")
 }
 
 // run executes q and returns the recorded output joined by "; ".
@@ -196,4 +196,14 @@ func TestOutputNames(t *testing.T) {
 	if want := "x ?column? exists array array v"; strings.Join(only, " ") != want {
 		t.Fatalf("names %q, want %q", strings.Join(only, " "), want)
 	}
+}
+
+// connect starts a session for user on database postgres.
+func connect(t testing.TB, eng *Engine, user string) *Session {
+	t.Helper()
+	s, err := eng.Connect(user, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -92,7 +92,7 @@ const (
 // BindCreateIndex checks s against the table and pgvector's rules and
 // returns the index to create: its name (table_column_idx by default, made
 // unique as PostgreSQL does), column, operator class and parameters.
-func BindCreateIndex(db *storage.DB, s *CreateIndex) (string, storage.IndexDesc, error) {
+func BindCreateIndex(db *storage.Catalog, s *CreateIndex) (string, storage.IndexDesc, error) {
 	var ix storage.IndexDesc
 	t, err := db.Table(s.Table)
 	if err != nil {
@@ -188,7 +188,7 @@ func BindCreateIndex(db *storage.DB, s *CreateIndex) (string, storage.IndexDesc,
 	return name, ix, nil
 }
 
-func tableExists(db *storage.DB, name string) bool {
+func tableExists(db *storage.Catalog, name string) bool {
 	_, err := db.Table(name)
 	return err == nil
 }

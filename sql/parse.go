@@ -181,6 +181,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return convertAlterDefaultPrivileges(s.AlterDefaultPrivilegesStmt)
 	case *pg.Node_AlterTableStmt:
 		return convertAlterTable(s.AlterTableStmt)
+	case *pg.Node_CreatedbStmt, *pg.Node_DropdbStmt, *pg.Node_RenameStmt, *pg.Node_AlterOwnerStmt:
+		return convertDatabaseStmt(n, text)
 	}
 	return nil, unsupported(stmtKind(text))
 }

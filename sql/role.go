@@ -12,6 +12,7 @@ type CreateRole struct {
 	Login     bool
 	Superuser bool
 	NoInherit bool
+	CreateDB  bool
 	// Password is nil when none is given (or PASSWORD NULL).
 	Password *string
 	// User is set for CREATE USER, for the command tag.
@@ -25,6 +26,7 @@ type AlterRole struct {
 	Login         *bool
 	Superuser     *bool
 	Inherit       *bool
+	CreateDB      *bool
 	Password      *string
 	ClearPassword bool
 }
@@ -41,9 +43,9 @@ func (*DropRole) stmt()   {}
 
 // roleOptions are the options of CREATE/ALTER ROLE that deeplaked knows.
 type roleOptions struct {
-	login, superuser, inherit *bool
-	password                  *string
-	clearPassword             bool
+	login, superuser, inherit, createdb *bool
+	password                            *string
+	clearPassword                       bool
 }
 
 func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
@@ -59,7 +61,7 @@ func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
 		}
 		seen[d.Defname] = true
 		switch d.Defname {
-		case "canlogin", "superuser", "inherit":
+		case "canlogin", "superuser", "inherit", "createdb":
 			b, ok := d.Arg.GetNode().(*pg.Node_Boolean)
 			if !ok {
 				return ro, pgerror.Newf(pgerror.SyntaxError, "invalid value for %s", d.Defname)
@@ -70,8 +72,10 @@ func convertRoleOptions(opts []*pg.Node) (roleOptions, error) {
 				ro.login = &v
 			case "superuser":
 				ro.superuser = &v
-			default:
+			case "inherit":
 				ro.inherit = &v
+			default:
+				ro.createdb = &v
 			}
 		case "password":
 			if d.Arg == nil {
@@ -108,6 +112,9 @@ func convertCreateRole(s *pg.CreateRoleStmt) (Stmt, error) {
 		cr.Superuser = *ro.superuser
 	}
 	cr.NoInherit = ro.inherit != nil && !*ro.inherit
+	if ro.createdb != nil {
+		cr.CreateDB = *ro.createdb
+	}
 	return cr, nil
 }
 
@@ -127,7 +134,7 @@ func convertAlterRole(s *pg.AlterRoleStmt) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, Inherit: ro.inherit, Password: ro.password, ClearPassword: ro.clearPassword}, nil
+	return &AlterRole{Name: name, Login: ro.login, Superuser: ro.superuser, Inherit: ro.inherit, CreateDB: ro.createdb, Password: ro.password, ClearPassword: ro.clearPassword}, nil
 }
 
 func convertDropRole(s *pg.DropRoleStmt) (Stmt, error) {

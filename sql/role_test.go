@@ -23,6 +23,8 @@ func TestParseRoleStatements(t *testing.T) {
 		{"ALTER ROLE a PASSWORD NULL", &AlterRole{Name: "a", ClearPassword: true}},
 		{"ALTER USER a NOLOGIN NOSUPERUSER", &AlterRole{Name: "a", Login: &no, Superuser: &no}},
 		{"ALTER ROLE a LOGIN", &AlterRole{Name: "a", Login: &yes}},
+		{"CREATE ROLE e CREATEDB", &CreateRole{Name: "e", CreateDB: true}},
+		{"ALTER ROLE e NOCREATEDB", &AlterRole{Name: "e", CreateDB: &no}},
 		{"DROP ROLE a", &DropRole{Names: []string{"a"}}},
 		{"DROP USER IF EXISTS a, b", &DropRole{Names: []string{"a", "b"}, IfExists: true}},
 	} {
@@ -39,7 +41,7 @@ func TestParseRoleStatements(t *testing.T) {
 		sql  string
 		code pgerror.Code
 	}{
-		{"CREATE ROLE a CREATEDB", pgerror.FeatureNotSupported},
+		{"CREATE ROLE a REPLICATION", pgerror.FeatureNotSupported},
 		{"CREATE GROUP g", pgerror.FeatureNotSupported},
 		{"ALTER ROLE CURRENT_USER PASSWORD 'x'", pgerror.FeatureNotSupported},
 		{"CREATE ROLE a LOGIN NOLOGIN", pgerror.SyntaxError},

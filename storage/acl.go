@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -591,13 +592,20 @@ func NewOwner(acl ACL, oldOwner, newOwner string) ACL {
 	return out
 }
 
+// AlterTable replaces the descriptor of table name of database postgres
+// (of id, unless id is 0) with a copy fn changed, durably.
+func (db *DB) AlterTable(name string, id uint64, fn func(*TableDesc) error) error {
+	return db.postgres().AlterTable(name, id, fn)
+}
+
 // AlterTable replaces the descriptor of table name (of id, unless id is 0)
 // with a copy fn changed, durably. Only fields the table's data does not
 // depend on (its owner, its ACL) may change this way.
-func (db *DB) AlterTable(name string, id uint64, fn func(*TableDesc) error) error {
+func (c *Catalog) AlterTable(name string, id uint64, fn func(*TableDesc) error) error {
+	db := c.db
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	ts, ok := db.tables[name]
+	ts, ok := db.tables[tableKey{c.oid, name}]
 	if !ok || id != 0 && ts.desc.ID != id {
 		return undefinedTable(name)
 	}
@@ -613,10 +621,12 @@ func (db *DB) AlterTable(name string, id uint64, fn func(*TableDesc) error) erro
 	return nil
 }
 
-// DefaultDatabase names the database whose schema ACLs and default
-// privileges the catalog keeps while every database name opens the same
-// tables.
-const DefaultDatabase = "postgres"
+// ACLDatabase is how schema ACL and default privilege keys name database
+// oid: by its OID, which a rename does not change.
+func ACLDatabase(oid uint32) string { return strconv.FormatUint(uint64(oid), 10) }
+
+// DefaultDatabase is database postgres as ACLDatabase names it.
+var DefaultDatabase = ACLDatabase(PostgresOID)
 
 // SchemaACL returns the ACL of schema in database, nil while it has its
 // default.

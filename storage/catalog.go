@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -31,9 +32,11 @@ type ColumnDesc struct {
 // TableDesc describes a table. A TableDesc returned by the DB is shared
 // and must not be modified.
 type TableDesc struct {
-	ID      uint64
-	Name    string
-	Columns []ColumnDesc
+	ID   uint64
+	Name string
+	// Database is the OID of the database the table belongs to.
+	Database uint32
+	Columns  []ColumnDesc
 	// PrimaryKey holds the column ordinals of the primary key; empty if none.
 	PrimaryKey []int
 	// Options are the storage parameters of CREATE TABLE ... WITH (...).
@@ -119,9 +122,18 @@ func (t *TableDesc) validate() error {
 	return nil
 }
 
-// loadCatalog reads every table descriptor and counts buffered rows.
+// loadCatalog reads every database and table descriptor and counts
+// buffered rows.
 func (db *DB) loadCatalog() error {
-	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: tablePrefix, UpperBound: prefixEnd(tablePrefix)})
+	dbs, err := readDatabases(db.kv)
+	if err != nil {
+		return err
+	}
+	for _, d := range dbs {
+		db.dbs[d.Name] = d
+		db.dbByOID[d.OID] = d
+	}
+	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: relPrefix, UpperBound: prefixEnd(relPrefix)})
 	if err != nil {
 		return ioErrorf(err, "reading catalog")
 	}
@@ -132,7 +144,7 @@ func (db *DB) loadCatalog() error {
 			return corruptionf("table descriptor %q: %v", it.Key(), err)
 		}
 		ts := &tableState{desc: t}
-		db.tables[t.Name] = ts
+		db.tables[tableKey{t.Database, t.Name}] = ts
 		db.byID[t.ID] = ts
 	}
 	if err := it.Close(); err != nil {
@@ -172,17 +184,62 @@ func prefixEnd(p []byte) []byte {
 	return nil
 }
 
-// CreateTable adds the table described by desc and assigns desc.ID. If a
-// table of that name exists it returns (false, nil) when ifNotExists and a
-// 42P07 error otherwise. The descriptor is durable when CreateTable returns;
-// the DB keeps desc, so the caller must not modify it afterwards.
+// tableKey names a table: its database and its name in it.
+type tableKey struct {
+	db   uint32
+	name string
+}
+
+// Catalog is the tables of one database, as its sessions see them: every
+// lookup, creation and drop by name stays inside it. Table ids, rows,
+// objects and background work (flushes, compactions, VACUUM's cleanup,
+// index saves) are the DB's, shared by every database.
+type Catalog struct {
+	db  *DB
+	oid uint32
+}
+
+// Catalog returns the tables of database oid. It does not check that the
+// database exists: a catalog of a database dropped since finds no tables
+// and creates none.
+func (db *DB) Catalog(oid uint32) *Catalog { return &Catalog{db: db, oid: oid} }
+
+// OID returns the OID of the catalog's database.
+func (c *Catalog) OID() uint32 { return c.oid }
+
+// DB returns the database server the catalog belongs to.
+func (c *Catalog) DB() *DB { return c.db }
+
+// postgres is the catalog of database postgres, which the DB's own table
+// methods (Table, CreateTable, ...) work on.
+func (db *DB) postgres() *Catalog { return &Catalog{db: db, oid: PostgresOID} }
+
+// CreateTable adds the table described by desc to database desc.Database
+// (postgres when 0); see Catalog.CreateTable.
 func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err error) {
+	oid := desc.Database
+	if oid == 0 {
+		oid = PostgresOID
+	}
+	return db.Catalog(oid).CreateTable(desc, ifNotExists)
+}
+
+// CreateTable adds the table described by desc to the catalog's database
+// and assigns desc.ID and desc.Database. If a table of that name exists it
+// returns (false, nil) when ifNotExists and a 42P07 error otherwise. The
+// descriptor is durable when CreateTable returns; the DB keeps desc, so
+// the caller must not modify it afterwards.
+func (c *Catalog) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err error) {
+	db := c.db
 	if err := desc.validate(); err != nil {
 		return false, err
 	}
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if _, ok := db.tables[desc.Name]; ok || db.indexTable(desc.Name) != nil {
+	if _, ok := db.dbByOID[c.oid]; !ok {
+		return false, databaseGone(c.oid)
+	}
+	if _, ok := db.tables[tableKey{c.oid, desc.Name}]; ok || db.indexTable(c.oid, desc.Name) != nil {
 		if ifNotExists {
 			return false, nil
 		}
@@ -192,39 +249,51 @@ func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err 
 	if err != nil {
 		return false, err
 	}
-	desc.ID = id
+	desc.ID, desc.Database = id, c.oid
 	data, err := json.Marshal(desc)
 	if err != nil {
 		return false, assertf("encoding descriptor of %q: %v", desc.Name, err)
 	}
-	if err := db.kv.Set(descKey(desc.Name), data, pebble.Sync); err != nil {
+	if err := db.kv.Set(descKey(c.oid, desc.Name), data, pebble.Sync); err != nil {
 		return false, ioErrorf(err, "creating table %q", desc.Name)
 	}
 	ts := &tableState{desc: desc}
-	db.tables[desc.Name] = ts
+	db.tables[tableKey{c.oid, desc.Name}] = ts
 	db.byID[id] = ts
 	return true, nil
+}
+
+// DropTable drops table name of database postgres; see Catalog.DropTable.
+func (db *DB) DropTable(name string, ifExists bool) (bool, error) {
+	return db.postgres().DropTable(name, ifExists)
+}
+
+// DropTableID drops table name of database postgres if it is table id;
+// see Catalog.DropTableID.
+func (db *DB) DropTableID(name string, id uint64) (bool, error) {
+	return db.postgres().DropTableID(name, id)
 }
 
 // DropTable removes the table name with its rows, key entries, chunk
 // references, sequences and chunk objects. A missing table is (false, nil)
 // when ifExists and a 42P01 error otherwise.
-func (db *DB) DropTable(name string, ifExists bool) (bool, error) {
-	return db.dropTable(name, ifExists, 0)
+func (c *Catalog) DropTable(name string, ifExists bool) (bool, error) {
+	return c.db.dropTable(c.oid, name, ifExists, 0)
 }
 
 // DropTableID drops the table name if it is the table id (not one made
 // again under that name since); (false, nil) otherwise.
-func (db *DB) DropTableID(name string, id uint64) (bool, error) {
-	return db.dropTable(name, true, id)
+func (c *Catalog) DropTableID(name string, id uint64) (bool, error) {
+	return c.db.dropTable(c.oid, name, true, id)
 }
 
-// dropTable is DropTable, of table id only unless id is 0.
-func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
+// dropTable is DropTable of database dbOID, of table id only unless id is
+// 0.
+func (db *DB) dropTable(dbOID uint32, name string, ifExists bool, id uint64) (bool, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.catMu.Lock()
-	ts, ok := db.tables[name]
+	ts, ok := db.tables[tableKey{dbOID, name}]
 	if ok && id != 0 && ts.desc.ID != id {
 		ok = false
 	}
@@ -238,19 +307,7 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 	t := ts.desc
 	b := db.kv.NewBatch()
 	defer b.Close()
-	lo, hi := tableSpan(t.ID)
-	err := b.Delete(descKey(name), nil)
-	if err == nil {
-		err = b.DeleteRange(lo, hi, nil)
-	}
-	if err == nil {
-		err = b.Set(droppedKey(t.ID), []byte(name), nil)
-	}
-	for c := range t.Columns {
-		if err == nil {
-			err = b.Delete(seqKey(t.ID, c), nil)
-		}
-	}
+	err := dropTableBatch(b, t)
 	if err == nil {
 		err = b.Commit(pebble.Sync)
 	}
@@ -258,28 +315,65 @@ func (db *DB) dropTable(name string, ifExists bool, id uint64) (bool, error) {
 		db.catMu.Unlock()
 		return false, ioErrorf(err, "dropping table %q", name)
 	}
-	delete(db.tables, name)
-	delete(db.byID, t.ID)
+	db.forgetTable(t)
 	db.catMu.Unlock()
-	for c := range t.Columns {
-		db.forgetCounter(seqKey(t.ID, c))
+	db.deleteDroppedLater([]*TableDesc{t})
+	return true, nil
+}
+
+// dropTableBatch adds to b the writes that drop table t: its descriptor,
+// its data keys and sequences go, and m/dropped/<id> records that its
+// objects are still to delete.
+func dropTableBatch(b *pebble.Batch, t *TableDesc) error {
+	lo, hi := tableSpan(t.ID)
+	err := b.Delete(descKey(t.Database, t.Name), nil)
+	if err == nil {
+		err = b.DeleteRange(lo, hi, nil)
 	}
-	// The table is gone from the catalog. Its objects go once no
-	// transaction open now, which may be reading the table from its
-	// snapshot (a stream, say), is left.
-	d := &droppedTable{id: t.ID, name: name, waits: make(map[*Txn]struct{})}
+	if err == nil {
+		err = b.Set(droppedKey(t.ID), []byte(t.Name), nil)
+	}
+	for c := range t.Columns {
+		if err == nil {
+			err = b.Delete(seqKey(t.ID, c), nil)
+		}
+	}
+	return err
+}
+
+// forgetTable removes dropped table t from the in-memory catalog. Callers
+// hold db.catMu.
+func (db *DB) forgetTable(t *TableDesc) {
+	delete(db.tables, tableKey{t.Database, t.Name})
+	delete(db.byID, t.ID)
+}
+
+// deleteDroppedLater deletes the objects of the tables just dropped once
+// no transaction open now, which may be reading them from its snapshot (a
+// stream, say), is left: at once when none is open.
+func (db *DB) deleteDroppedLater(tables []*TableDesc) {
+	for _, t := range tables {
+		for c := range t.Columns {
+			db.forgetCounter(seqKey(t.ID, c))
+		}
+	}
+	waits := make(map[*Txn]struct{})
 	db.commitMu.Lock()
 	for txn := range db.openTxns {
-		d.waits[txn] = struct{}{}
+		waits[txn] = struct{}{}
 	}
-	if len(d.waits) > 0 {
-		db.dropping = append(db.dropping, d)
+	if len(waits) > 0 {
+		for _, t := range tables {
+			d := &droppedTable{id: t.ID, name: t.Name, waits: maps.Clone(waits)}
+			db.dropping = append(db.dropping, d)
+		}
 	}
 	db.commitMu.Unlock()
-	if len(d.waits) == 0 {
-		db.deleteDropped(db.ctx(), d.id, d.name)
+	if len(waits) == 0 {
+		for _, t := range tables {
+			db.deleteDropped(db.ctx(), t.ID, t.Name)
+		}
 	}
-	return true, nil
 }
 
 // droppedTable is a dropped table whose objects are kept while the
@@ -351,26 +445,48 @@ func (db *DB) droppedLeft() ([]droppedTable, error) {
 	return out, nil
 }
 
+// Table returns the descriptor of table name of database postgres, or a
+// 42P01 error.
+func (db *DB) Table(name string) (*TableDesc, error) { return db.postgres().Table(name) }
+
+// Tables returns every table of database postgres, sorted by name.
+func (db *DB) Tables() []*TableDesc { return db.postgres().Tables() }
+
 // Table returns the descriptor of table name, or a 42P01 error.
-func (db *DB) Table(name string) (*TableDesc, error) {
-	db.catMu.RLock()
-	ts, ok := db.tables[name]
-	db.catMu.RUnlock()
+func (c *Catalog) Table(name string) (*TableDesc, error) {
+	c.db.catMu.RLock()
+	ts, ok := c.db.tables[tableKey{c.oid, name}]
+	c.db.catMu.RUnlock()
 	if !ok {
 		return nil, undefinedTable(name)
 	}
 	return ts.desc, nil
 }
 
-// Tables returns every table, sorted by name.
-func (db *DB) Tables() []*TableDesc {
+// Tables returns every table of the database, sorted by name.
+func (c *Catalog) Tables() []*TableDesc {
+	db := c.db
 	db.catMu.RLock()
-	out := make([]*TableDesc, 0, len(db.tables))
-	for _, ts := range db.tables {
-		out = append(out, ts.desc)
+	var out []*TableDesc
+	for k, ts := range db.tables {
+		if k.db == c.oid {
+			out = append(out, ts.desc)
+		}
 	}
 	db.catMu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// allTables returns the tables of every database, by id.
+func (db *DB) allTables() []*TableDesc {
+	db.catMu.RLock()
+	out := make([]*TableDesc, 0, len(db.byID))
+	for _, ts := range db.byID {
+		out = append(out, ts.desc)
+	}
+	db.catMu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 

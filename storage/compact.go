@@ -16,8 +16,8 @@ import (
 // maxCompactFragments bounds the fragments one compaction merges.
 const maxCompactFragments = 64
 
-// Compact runs one compaction pass over table name and reports how many
-// fragments it merged.
+// Compact runs one compaction pass over table name of database postgres
+// and reports how many fragments it merged.
 func (db *DB) Compact(ctx context.Context, name string) (int, error) {
 	t, err := db.Table(name)
 	if err != nil {

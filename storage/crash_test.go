@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 		crashChild(dir)
 		os.Exit(0)
 	}
+	if dir := os.Getenv(dbCrashEnv); dir != "" {
+		dbCrashChild(dir)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -82,11 +82,13 @@ type DB struct {
 	// headers keeps the headers of chunks read by byte ranges.
 	headers *headerCache
 
-	// catMu guards tables. Commits hold it for reading so that a table
-	// cannot be dropped under a committing transaction.
-	catMu  sync.RWMutex
-	tables map[string]*tableState
-	byID   map[uint64]*tableState
+	// catMu guards tables and databases. Commits hold it for reading so
+	// that a table cannot be dropped under a committing transaction.
+	catMu   sync.RWMutex
+	tables  map[tableKey]*tableState
+	byID    map[uint64]*tableState
+	dbs     map[string]*DatabaseDesc
+	dbByOID map[uint32]*DatabaseDesc
 
 	// commitMu serializes commits (and snapshot creation, so that a
 	// snapshot and commitSeq agree). It guards commitSeq, openTxns and the
@@ -231,8 +233,10 @@ func Open(opts Options) (*DB, error) {
 		ownStore:  owned,
 		chunks:    newChunkCache(opts.ChunkCacheBytes),
 		headers:   newHeaderCache(),
-		tables:    make(map[string]*tableState),
+		tables:    make(map[tableKey]*tableState),
 		byID:      make(map[uint64]*tableState),
+		dbs:       make(map[string]*DatabaseDesc),
+		dbByOID:   make(map[uint32]*DatabaseDesc),
 		counters:  make(map[string]*counter),
 		openTxns:  make(map[*Txn]uint64),
 		loadSem:   make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
@@ -244,6 +248,14 @@ func Open(opts Options) (*DB, error) {
 	db.epochLinger = opts.EpochLinger
 	if db.epochLinger <= 0 {
 		db.epochLinger = DefaultEpochLinger
+	}
+	migrated, err := migrateLayout(kv)
+	if err != nil {
+		_ = kv.Close()
+		return nil, err
+	}
+	if migrated > 0 {
+		db.log.Info("storage: moved the tables of an earlier catalog layout into database postgres", "tables", migrated)
 	}
 	if err := db.loadCatalog(); err != nil {
 		_ = kv.Close()

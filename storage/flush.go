@@ -13,10 +13,10 @@ import (
 // maxFlushRows bounds the buffered rows one flush moves into a fragment.
 const maxFlushRows = 1 << 20
 
-// Flush writes the committed buffered rows of every table into fragments
-// and returns when they are durable.
+// Flush writes the committed buffered rows of every table of every
+// database into fragments and returns when they are durable.
 func (db *DB) Flush(ctx context.Context) error {
-	for _, t := range db.Tables() {
+	for _, t := range db.allTables() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

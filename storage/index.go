@@ -28,10 +28,13 @@ type IndexDesc struct {
 	Lists          int `json:",omitempty"`
 }
 
-// indexTable returns the table holding the index name, or nil. Callers hold
-// db.catMu.
-func (db *DB) indexTable(name string) *tableState {
+// indexTable returns the table of database dbOID holding the index name,
+// or nil. Callers hold db.catMu.
+func (db *DB) indexTable(dbOID uint32, name string) *tableState {
 	for _, ts := range db.byID {
+		if ts.desc.Database != dbOID {
+			continue
+		}
 		for _, ix := range ts.desc.Indexes {
 			if ix.Name == name {
 				return ts
@@ -41,15 +44,24 @@ func (db *DB) indexTable(name string) *tableState {
 	return nil
 }
 
+// IndexTable is Catalog.IndexTable of database postgres.
+func (db *DB) IndexTable(name string) *TableDesc { return db.postgres().IndexTable(name) }
+
 // IndexTable returns the descriptor of the table holding index name, or
 // nil when there is no such index.
-func (db *DB) IndexTable(name string) *TableDesc {
+func (c *Catalog) IndexTable(name string) *TableDesc {
+	db := c.db
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
-	if ts := db.indexTable(name); ts != nil {
+	if ts := db.indexTable(c.oid, name); ts != nil {
 		return ts.desc
 	}
 	return nil
+}
+
+// CreateIndex is Catalog.CreateIndex on a table of database postgres.
+func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
+	return db.postgres().CreateIndex(ctx, table, idx, ifNotExists)
 }
 
 // CreateIndex adds idx (its ID assigned here) to table. A relation of the
@@ -58,13 +70,14 @@ func (db *DB) IndexTable(name string) *TableDesc {
 // build starts (rows flushed during it are added afterwards), without
 // holding the catalog; then the table's descriptor is replaced by a copy
 // holding the index: descriptors already handed out stay as they were.
-func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
+func (c *Catalog) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
+	db := c.db
 	check := func() (*tableState, bool, error) {
-		ts, ok := db.tables[table]
+		ts, ok := db.tables[tableKey{c.oid, table}]
 		if !ok {
 			return nil, false, undefinedTable(table)
 		}
-		if _, clash := db.tables[idx.Name]; clash || db.indexTable(idx.Name) != nil {
+		if _, clash := db.tables[tableKey{c.oid, idx.Name}]; clash || db.indexTable(c.oid, idx.Name) != nil {
 			if ifNotExists {
 				return nil, false, nil
 			}
@@ -110,14 +123,20 @@ func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNo
 	return true, nil
 }
 
+// DropIndex is Catalog.DropIndex in database postgres.
+func (db *DB) DropIndex(name string, ifExists bool) (bool, error) {
+	return db.postgres().DropIndex(name, ifExists)
+}
+
 // DropIndex removes the index name. A missing index is (false, nil) when
 // ifExists and 42704 otherwise; a table's name is 42809.
-func (db *DB) DropIndex(name string, ifExists bool) (bool, error) {
+func (c *Catalog) DropIndex(name string, ifExists bool) (bool, error) {
+	db := c.db
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	ts := db.indexTable(name)
+	ts := db.indexTable(c.oid, name)
 	if ts == nil {
-		if _, ok := db.tables[name]; ok {
+		if _, ok := db.tables[tableKey{c.oid, name}]; ok {
 			return false, pgerror.Newf(pgerror.WrongObjectType, "\"%s\" is not an index", name).
 				WithHint("Use DROP TABLE to remove a table.")
 		}
@@ -149,7 +168,7 @@ func (db *DB) putDesc(desc *TableDesc) error {
 	if err != nil {
 		return assertf("encoding descriptor of %q: %v", desc.Name, err)
 	}
-	if err := db.kv.Set(descKey(desc.Name), data, pebble.Sync); err != nil {
+	if err := db.kv.Set(descKey(desc.Database, desc.Name), data, pebble.Sync); err != nil {
 		return ioErrorf(err, "writing the descriptor of %q", desc.Name)
 	}
 	return nil
@@ -173,36 +192,42 @@ func (db *DB) dropIndexObjects(table, id uint64) {
 	}
 }
 
+// Reindex is Catalog.Reindex in database postgres.
+func (db *DB) Reindex(ctx context.Context, name string, table bool) error {
+	return db.postgres().Reindex(ctx, name, table)
+}
+
 // Reindex rebuilds the vector indexes named: index name when table is
 // false, every vector index of table name otherwise. Each structure is
 // rebuilt from the vectors of its live rows (an ivfflat index trains its
 // lists again on them), then saved; searches use the old one meanwhile.
 // A primary key index needs nothing. An unknown name is 42704; a table's
 // name given as an index 42809.
-func (db *DB) Reindex(ctx context.Context, name string, table bool) error {
+func (c *Catalog) Reindex(ctx context.Context, name string, table bool) error {
+	db := c.db
 	db.catMu.RLock()
 	var ts *tableState
 	var ids []uint64
 	if table {
 		var ok bool
-		if ts, ok = db.tables[name]; !ok {
+		if ts, ok = db.tables[tableKey{c.oid, name}]; !ok {
 			db.catMu.RUnlock()
 			return undefinedTable(name)
 		}
 		for _, ix := range ts.desc.Indexes {
 			ids = append(ids, ix.ID)
 		}
-	} else if ts = db.indexTable(name); ts != nil {
+	} else if ts = db.indexTable(c.oid, name); ts != nil {
 		for _, ix := range ts.desc.Indexes {
 			if ix.Name == name {
 				ids = append(ids, ix.ID)
 			}
 		}
 	} else {
-		_, isTable := db.tables[name]
+		_, isTable := db.tables[tableKey{c.oid, name}]
 		isPkey := false
-		for tn, t := range db.tables {
-			isPkey = isPkey || len(t.desc.PrimaryKey) > 0 && name == tn+"_pkey"
+		for k, t := range db.tables {
+			isPkey = isPkey || k.db == c.oid && len(t.desc.PrimaryKey) > 0 && name == k.name+"_pkey"
 		}
 		db.catMu.RUnlock()
 		switch {

@@ -10,13 +10,16 @@ import (
 
 // Pebble key layout (see docs/storage.md):
 //
-//	m/table/<name>                   table descriptor (JSON)
+//	m/layout                         catalog layout version ("2": tables by database)
+//	m/db/<name>                      database (JSON)
+//	m/rel/<database OID BE4><name>   table descriptor (JSON)
+//	m/table/<name>                   table descriptor of layout 1, moved by Open (migrateLayout)
 //	m/ctr/<name>                     counter high-water mark (uint64 BE)
 //	m/seq/<table id BE8><col BE4>    serial sequence high-water mark
 //	m/role/<name>                    role (JSON, password as a SCRAM verifier)
 //	m/member/<role>\0<member>        role membership (JSON: grantor, admin option)
-//	m/nspacl/<database>\0<schema>    a schema's ACL (JSON), absent while it has its default
-//	m/defacl/<database>\0<role>\0<schema>\0<kind>  default privileges (JSON)
+//	m/nspacl/<db OID>\0<schema>      a schema's ACL (JSON), absent while it has its default
+//	m/defacl/<db OID>\0<role>\0<schema>\0<kind>  default privileges (JSON)
 //	m/dropped/<table id BE8>         a dropped table whose objects are still to delete → its name
 //	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
 //	t<table id BE8>f<frag id BE8>    fragment descriptor
@@ -40,16 +43,35 @@ const (
 )
 
 var (
-	tablePrefix = []byte("m/table/")
-	ctrPrefix   = []byte("m/ctr/")
-	seqPrefix   = []byte("m/seq/")
-	rolePrefix  = []byte("m/role/")
-	dropPrefix  = []byte("m/dropped/")
+	relPrefix = []byte("m/rel/")
+	dbPrefix  = []byte("m/db/")
+	layoutKey = []byte("m/layout")
+	// legacyTablePrefix holds the table descriptors of layout 1, keyed
+	// by name alone.
+	legacyTablePrefix = []byte("m/table/")
+	ctrPrefix         = []byte("m/ctr/")
+	seqPrefix         = []byte("m/seq/")
+	rolePrefix        = []byte("m/role/")
+	dropPrefix        = []byte("m/dropped/")
 
 	memberPrefix = []byte("m/member/")
 	nspACLPrefix = []byte("m/nspacl/")
 	defACLPrefix = []byte("m/defacl/")
 )
+
+// descKey is the key of table name's descriptor in database dbOID.
+func descKey(dbOID uint32, name string) []byte {
+	return append(binary.BigEndian.AppendUint32(append([]byte(nil), relPrefix...), dbOID), name...)
+}
+
+// relSpan returns the bounds [lo, hi) of database dbOID's table
+// descriptors.
+func relSpan(dbOID uint32) (lo, hi []byte) {
+	lo = binary.BigEndian.AppendUint32(append([]byte(nil), relPrefix...), dbOID)
+	return lo, prefixEnd(lo)
+}
+
+func databaseKey(name string) []byte { return append(append([]byte(nil), dbPrefix...), name...) }
 
 func memberKey(role, member string) []byte {
 	return append(append(append(append([]byte(nil), memberPrefix...), role...), 0), member...)
@@ -66,7 +88,6 @@ func defACLKey(database, role, schema string, kind ObjectKind) []byte {
 	return append(k, 0, byte(kind))
 }
 
-func descKey(name string) []byte { return append(append([]byte(nil), tablePrefix...), name...) }
 
 func droppedKey(tableID uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), dropPrefix...), tableID)

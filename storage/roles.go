@@ -28,6 +28,8 @@ type Role struct {
 	// NoInherit is NOINHERIT: the role does not use the privileges of the
 	// roles it is a member of without SET ROLE.
 	NoInherit bool `json:",omitempty"`
+	// CreateDB lets the role create databases (CREATEDB).
+	CreateDB bool `json:",omitempty"`
 	// Verifier is PostgreSQL's "SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>",
 	// or "" when the role has no password (it then cannot log in with
 	// password authentication).
@@ -39,6 +41,7 @@ type RoleChange struct {
 	Login     *bool
 	Superuser *bool
 	Inherit   *bool
+	CreateDB  *bool
 	// Password sets a new password; ClearPassword removes it.
 	Password      *string
 	ClearPassword bool
@@ -91,14 +94,22 @@ func (db *DB) Roles() ([]*Role, error) {
 // CreateRole stores a new role; password, if non-nil, is hashed into a
 // SCRAM verifier. A role of that name already existing is 42710.
 func (db *DB) CreateRole(name string, login, superuser bool, password *string) error {
+	return db.CreateRoleWith(Role{Name: name, Login: login, Superuser: superuser}, password)
+}
+
+// CreateRoleWith is CreateRole of a role with r's name and attributes
+// (its Verifier is ignored).
+func (db *DB) CreateRoleWith(role Role, password *string) error {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	name := role.Name
 	if _, err := db.Role(name); err == nil {
 		return pgerror.Newf(pgerror.DuplicateObject, "role %q already exists", name)
 	} else if !isUndefined(err) {
 		return err
 	}
-	r := &Role{Name: name, Login: login, Superuser: superuser}
+	r := &role
+	r.Verifier = ""
 	if password != nil {
 		v, err := NewSCRAMVerifier(*password)
 		if err != nil {
@@ -125,6 +136,9 @@ func (db *DB) AlterRole(name string, ch RoleChange) error {
 	}
 	if ch.Inherit != nil {
 		r.NoInherit = !*ch.Inherit
+	}
+	if ch.CreateDB != nil {
+		r.CreateDB = *ch.CreateDB
 	}
 	if ch.ClearPassword {
 		r.Verifier = ""

@@ -28,17 +28,33 @@ type VacuumStats struct {
 // chunks of fragments compacted away, leftovers of failed or crashed
 // writes, and manifests of expired versions. A vacuumed table that no one
 // writes to keeps its layout: the row groups of sharded streams stay put.
+//
+// The DB's Vacuum vacuums every table of every database when name is "",
+// else table name of database postgres; Catalog.Vacuum one database's.
 func (db *DB) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
-	var st VacuumStats
-	db.retryDropped(ctx)
-	tables := db.Tables()
 	if name != "" {
-		t, err := db.Table(name)
+		return db.postgres().Vacuum(ctx, name)
+	}
+	return db.vacuum(ctx, db.allTables())
+}
+
+// Vacuum is DB.Vacuum on table name of the database, or on all its
+// tables when name is "".
+func (c *Catalog) Vacuum(ctx context.Context, name string) (VacuumStats, error) {
+	tables := c.Tables()
+	if name != "" {
+		t, err := c.Table(name)
 		if err != nil {
-			return st, err
+			return VacuumStats{}, err
 		}
 		tables = []*TableDesc{t}
 	}
+	return c.db.vacuum(ctx, tables)
+}
+
+func (db *DB) vacuum(ctx context.Context, tables []*TableDesc) (VacuumStats, error) {
+	var st VacuumStats
+	db.retryDropped(ctx)
 	for _, t := range tables {
 		ts, ok := db.state(t.ID)
 		if !ok {

@@ -106,7 +106,8 @@ type VersionInfo struct {
 	Manifest string
 }
 
-// Versions lists the retained versions of table name, oldest first.
+// Versions lists the retained versions of table name of database
+// postgres, oldest first.
 func (db *DB) Versions(name string) ([]VersionInfo, error) {
 	t, err := db.Table(name)
 	if err != nil {

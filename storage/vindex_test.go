@@ -302,7 +302,7 @@ func TestVectorIndexDropsDeletedRows(t *testing.T) {
 			if _, err := db.Vacuum(ctx, "vi"); err != nil {
 				t.Fatal(err)
 			}
-			vi := db.tables["vi"].vindexes[tbl.Indexes[0].ID]
+			vi := db.tables[tableKey{PostgresOID, "vi"}].vindexes[tbl.Indexes[0].ID]
 			deadline := time.Now().Add(20 * time.Second)
 			for db.stats.IndexRebuilds.Load() == 0 {
 				if time.Now().After(deadline) {
@@ -361,7 +361,7 @@ func TestVectorIndexDropsDeletedRows(t *testing.T) {
 			if n := db.stats.IndexRowsAdded.Load(); n != 0 {
 				t.Fatalf("the restart added %d rows again", n)
 			}
-			vi = db.tables["vi"].vindexes[tbl.Indexes[0].ID]
+			vi = db.tables[tableKey{PostgresOID, "vi"}].vindexes[tbl.Indexes[0].ID]
 			vi.mu.RLock()
 			live, del = vi.graph.Len(), vi.graph.(interface{ Deleted() int }).Deleted()
 			vi.mu.RUnlock()

@@ -92,6 +92,9 @@ func (c *conn) startup() bool {
 		c.fatal(err)
 		return false
 	}
+	if t, ok := c.sess.(interface{ OnTerminate(func()) }); ok {
+		t.OnTerminate(c.shutdown) // another session ends this one (DROP DATABASE ... FORCE)
+	}
 	statuses, err := startupParameterStatuses(c.sess, info)
 	if err != nil {
 		c.closeSession()

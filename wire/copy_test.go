@@ -29,7 +29,11 @@ import (
 type realEngine struct{ eng *session.Engine }
 
 func (e realEngine) NewSession(info StartupInfo) (Session, error) {
-	return e.eng.NewSession(info.User, info.Database), nil
+	s, err := e.eng.Connect(info.User, info.Database)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // startRealServer starts a server with real sessions over a fresh
@@ -46,7 +50,9 @@ func startRealServer(t testing.TB) *testServer {
 	}
 	ts := &testServer{addr: ln.Addr().String(), log: &syncBuffer{}, done: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(ts.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ts.Server = NewServer(realEngine{session.NewEngine(db, logger)}, Options{Logger: logger, AuthenticationTimeout: 5 * time.Second})
+	eng := session.NewEngine(db, logger)
+	eng.CreateDatabases = true
+	ts.Server = NewServer(realEngine{eng}, Options{Logger: logger, AuthenticationTimeout: 5 * time.Second})
 	go func() { ts.done <- ts.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

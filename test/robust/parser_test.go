@@ -15,7 +15,7 @@ import (
 	"github.com/deeplaked/deeplaked/internal/proctest"
 )
 
-func connect(t *testing.T, s *proctest.Server) *pgconn.PgConn {
+func connectPg(t *testing.T, s *proctest.Server) *pgconn.PgConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -58,7 +58,7 @@ func stillServing(t *testing.T, s *proctest.Server) {
 	if !s.Alive() {
 		t.Fatalf("server died:\n%s", s.Log())
 	}
-	if v, err := simple(connect(t, s), "SELECT 41 + 1"); err != nil || v != "42" {
+	if v, err := simple(connectPg(t, s), "SELECT 41 + 1"); err != nil || v != "42" {
 		t.Fatalf("new connection: %q, %v", v, err)
 	}
 }
@@ -72,7 +72,7 @@ func repeatChain(op, operand string, n int) string {
 // and the server goes on.
 func TestParserDeepStatementsRefused(t *testing.T) {
 	s := proctest.Start(t, nil)
-	c := connect(t, s)
+	c := connectPg(t, s)
 	hint := regexp.MustCompile(`^Increase the configuration parameter "max_stack_depth" \(currently 2048kB\), after ensuring the platform's stack depth limit is adequate\.$`)
 	for _, q := range []struct{ name, sql string }{
 		{"25,000 terms of 1+", repeatChain("+", "1", 25_000)},
@@ -111,7 +111,7 @@ func TestParserDeepStatementsRefused(t *testing.T) {
 // deeper ones under the largest max_stack_depth.
 func TestParserDeepStatementsRun(t *testing.T) {
 	s := proctest.Start(t, nil)
-	c := connect(t, s)
+	c := connectPg(t, s)
 	for _, q := range []struct{ name, sql, want string }{
 		{"4,000 terms of 1+", repeatChain("+", "1", 3_999), "4000"},
 		{"3,000 terms of 'a'||", "SELECT length(" + repeatChain("||", "'a'", 2_999)[len("SELECT "):] + ")", "3000"},
@@ -150,7 +150,7 @@ func TestParserDeepStatementsRun(t *testing.T) {
 // default, its range, and that the parser's limit follows it.
 func TestParserMaxStackDepthSetting(t *testing.T) {
 	s := proctest.Start(t, nil)
-	c := connect(t, s)
+	c := connectPg(t, s)
 	if v, err := simple(c, "SHOW max_stack_depth"); err != nil || v != "2MB" {
 		t.Fatalf("SHOW max_stack_depth: %q, %v", v, err)
 	}
@@ -180,7 +180,7 @@ func TestParserMaxStackDepthSetting(t *testing.T) {
 // bounded.
 func TestParserHugeFlatStatements(t *testing.T) {
 	s := proctest.Start(t, nil)
-	c := connect(t, s)
+	c := connectPg(t, s)
 	// 100 MB IN list and string literal: over the parser's size limit.
 	_, err := simple(c, "SELECT 1 IN ("+strings.Repeat("1,", 50<<20)+"1)")
 	wantCode(t, "100 MB IN list", err, "54000")
