@@ -39,8 +39,11 @@ func (s *Session) settingRows() []exec.SettingRow {
 	out := make([]exec.SettingRow, 0, len(params))
 	for _, p := range params {
 		context := "user"
-		if p.fixed {
+		switch {
+		case p.fixed:
 			context = "internal"
+		case p.superuser:
+			context = "superuser"
 		}
 		out = append(out, exec.SettingRow{Name: p.name, Value: s.settings.cur[strings.ToLower(p.name)],
 			Desc: p.desc, Context: context, Default: p.def})

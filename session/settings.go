@@ -55,6 +55,9 @@ type param struct {
 	// txn parameters describe the transaction in progress: every SET of
 	// them is LOCAL.
 	txn bool
+	// superuser parameters may be set by superusers only (PostgreSQL's
+	// PGC_SUSET), as a value past them could cost the server.
+	superuser bool
 	// check validates a value and returns it as SHOW displays it; cur is
 	// the current value (DateStyle keeps the half that is not set). nil
 	// accepts any single value as it is.
@@ -102,7 +105,7 @@ var params = []*param{
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
 	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
 	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
-	{name: "max_stack_depth", def: stackDepthSetting(sql.DefaultStackDepthKB()), check: checkStackDepth, desc: "Sets the maximum stack depth, in kilobytes."},
+	{name: "max_stack_depth", def: stackDepthSetting(sql.DefaultStackDepthKB()), check: checkStackDepth, superuser: true, desc: "Sets the maximum stack depth, in kilobytes."},
 	{name: "memory_limit", def: "-1", fixed: true, desc: "Shows the server's memory limit (--memory-limit)."},
 	{name: "role", def: "none", desc: "Sets the current session's role."},
 	{name: "search_path", def: `"$user", public`, list: true, desc: "Sets the schema search order for names that are not schema-qualified."},
@@ -416,6 +419,11 @@ func (s *Session) setOne(st *sql.SetVar) error {
 			return pgerror.Unimplementedf("SET SESSION AUTHORIZATION to another role is not supported")
 		}
 		return pgerror.Newf(pgerror.Code("55P02"), "parameter \"%s\" cannot be changed", p.name)
+	}
+	if p.superuser {
+		if super, _ := s.rights(); !super {
+			return pgerror.Newf(pgerror.InsufficientPrivilege, "permission denied to set parameter \"%s\"", p.name)
+		}
 	}
 	v := s.settings.reset[key]
 	if !st.Reset {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/storage"
 )
 
 // statusRecorder is a recorder that also records ParameterStatus reports.
@@ -379,4 +380,24 @@ func TestDiscardAll(t *testing.T) {
 	wantCode(t, s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", pgerror.FeatureNotSupported)
 	mustRun(t, s, "SET SESSION AUTHORIZATION DEFAULT; RESET SESSION AUTHORIZATION; SET SESSION AUTHORIZATION u", "SET; RESET; SET")
 	wantCode(t, s, "SET SESSION AUTHORIZATION other", pgerror.FeatureNotSupported)
+}
+
+// TestSuperuserSettings: with authentication on, only superusers set
+// max_stack_depth (PostgreSQL's superuser context), and pg_settings says
+// so.
+func TestSuperuserSettings(t *testing.T) {
+	eng := newEngine(t)
+	eng.AuthEnabled = true
+	for _, r := range []storage.Role{{Name: "root", Login: true, Superuser: true}, {Name: "bob", Login: true}} {
+		if err := eng.db.CreateRoleWith(r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := connectTo(t, eng, "root", "postgres")
+	bob := connectTo(t, eng, "bob", "postgres")
+	wantError(t, bob, "SET max_stack_depth = '1MB'", pgerror.InsufficientPrivilege, `permission denied to set parameter "max_stack_depth"`)
+	mustRun(t, root, "SET max_stack_depth = '1MB'", "SET")
+	mustRun(t, root, "SELECT setting, context FROM pg_settings WHERE name = 'max_stack_depth'",
+		"columns setting:text,context:text; 1MB|superuser; SELECT 1")
+	mustRun(t, bob, "SET work_mem = '8MB'", "SET")
 }
