@@ -43,7 +43,11 @@ func (e *Env) privileges() (*privView, error) {
 		return nil, pgerror.AssertionFailedf("privileges without a catalog")
 	}
 	if e.DB != nil {
-		if p.nspACL, err = e.DB.SchemaACL(storage.ACLDatabase(e.Catalog.OID()), "public"); err != nil {
+		oid := storage.PostgresOID
+		if e.Catalog != nil {
+			oid = e.Catalog.OID()
+		}
+		if p.nspACL, err = e.DB.SchemaACL(storage.ACLDatabase(oid), "public"); err != nil {
 			return nil, err
 		}
 	}
