@@ -49,7 +49,7 @@ func TestTensorStreamClientGone(t *testing.T) {
 	}
 	baseline := runtime.NumGoroutine()
 	for _, opts := range []string{"BATCH_SIZE 64", "BATCH_SIZE 64, SHUFFLE true, SEED 3", "BATCH_SIZE 64, SHUFFLE 'exact'"} {
-		conn, err := pgconn.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/anydb?sslmode=disable")
+		conn, err := pgconn.Connect(ctx, "postgres://anyone@"+srv.Addr()+"/postgres?sslmode=disable")
 		if err != nil {
 			t.Fatal(err)
 		}

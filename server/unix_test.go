@@ -46,7 +46,7 @@ func TestUnixSocket(t *testing.T) {
 	if other.UnixSocket() == path {
 		t.Fatal("two servers on one socket")
 	}
-	unixDSN := fmt.Sprintf("host=%s port=%s user=u dbname=db sslmode=disable", dir, port)
+	unixDSN := fmt.Sprintf("host=%s port=%s user=u dbname=postgres sslmode=disable", dir, port)
 	loadImages(t, unixDSN)
 
 	tcpDSN := connString(t, srv, "u", "", "")
@@ -61,7 +61,7 @@ func TestUnixSocket(t *testing.T) {
 	}
 
 	if psql, err := exec.LookPath("psql"); err == nil {
-		out, err := exec.Command(psql, "-h", dir, "-p", port, "-U", "u", "-d", "db", "-XAtc", "SELECT count(*) FROM imgs").CombinedOutput()
+		out, err := exec.Command(psql, "-h", dir, "-p", port, "-U", "u", "-d", "postgres", "-XAtc", "SELECT count(*) FROM imgs").CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "2000" {
 			t.Fatalf("psql -h %s: %v: %s", dir, err, out)
 		}
