@@ -45,6 +45,10 @@ type CopyTo struct {
 	// rows of all shards (randomOrder): each shard draws the permutation
 	// of all the rows and takes its rows of the LIMIT by position.
 	global bool
+	// frame is a tensor stream's frame size for BATCH_SIZE rows of its
+	// fixed-width parts, mem what it holds of the server's memory budget.
+	frame int64
+	mem   *MemAccount
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
@@ -52,7 +56,8 @@ type CopyTo struct {
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	c := &CopyTo{env: env}
 	if n.Options.Format == plan.CopyTensor {
-		if err := checkTensorFrame(env, n); err != nil {
+		var err error
+		if c.frame, err = checkTensorFrame(n); err != nil {
 			return nil, err
 		}
 	}
@@ -81,13 +86,19 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	if err := checkTensorVersion(env, n, scan); err != nil {
 		return nil, err
 	}
-	if scan != nil {
+	if scan == nil {
+		if c.op, err = Build(env, borrowingQuery(n)); err != nil {
+			return nil, err
+		}
+	} else {
 		// Read row group by row group when the stream runs (tensor_shuffle.go).
 		c.groupScan = scan
-		return c, nil
 	}
-	if c.op, err = Build(env, borrowingQuery(n)); err != nil {
-		return nil, err
+	if c.opts.Format == plan.CopyTensor {
+		if err := c.reserveFrame(c.frame); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -183,6 +194,7 @@ func (c *CopyTo) Close() {
 	if c.op != nil {
 		c.op.Close()
 	}
+	c.mem.Close()
 }
 
 // Run writes the rows to w, one Write per row (one per frame of rows for

@@ -13,17 +13,14 @@ import (
 // "Limits"): a frame is at most tensorFrameLimit bytes, checked for
 // BATCH_SIZE rows of the columns' fixed-width parts before the first frame
 // is built and, for ragged and bytes columns, whose values grow with the
-// data, as each frame fills; the shuffle buffer holds at most
-// shuffleBufferLimit; an exact shuffle holds at most maxShuffleIDs row ids.
+// data, as each frame fills; a frame, and the shuffle buffer as it fills,
+// take their memory from the server's budget (Env.Mem); an exact shuffle
+// holds at most maxShuffleIDs row ids.
 
 // tensorFrameLimit is the largest frame: one CopyData message, whose
 // length word counts itself, within PostgreSQL's 1 GB message limit
 // (MaxAllocSize). A variable for tests.
 var tensorFrameLimit int64 = types.MaxValueBytes - 4
-
-// shuffleBufferLimit bounds the memory of the shuffle buffer's slots, as
-// a sort's rows in memory are bounded (a variable for tests).
-var shuffleBufferLimit int64 = maxHeldBytes
 
 // maxShuffleIDs bounds the rows an exact shuffle permutes: their ids (or
 // their offsets in its temporary file) take 8 bytes each, 1 GB in all (a
@@ -114,8 +111,9 @@ func frameBytes(cols []*tensorCol, rows int64) (n int64, widest *tensorCol) {
 
 // checkTensorFrame refuses, before anything is sent, a stream whose
 // frames of BATCH_SIZE rows would pass tensorFrameLimit with the
-// fixed-width parts of their columns alone, and reserves a frame's memory.
-func checkTensorFrame(env *Env, n *plan.CopyTo) error {
+// fixed-width parts of their columns alone; it returns the bytes of such
+// a frame.
+func checkTensorFrame(n *plan.CopyTo) (int64, error) {
 	rows := int64(n.Options.Tensor.BatchSize)
 	pc := n.Columns()
 	cols := make([]*tensorCol, len(pc))
@@ -124,7 +122,7 @@ func checkTensorFrame(env *Env, n *plan.CopyTo) error {
 	}
 	size, widest := frameBytes(cols, rows)
 	if size <= tensorFrameLimit {
-		return reserveTensorFrame(env, size)
+		return size, nil
 	}
 	what := "more than 9223372036854775807 bytes"
 	if size < math.MaxInt64 {
@@ -144,19 +142,18 @@ func checkTensorFrame(env *Env, n *plan.CopyTo) error {
 		}
 	}
 	if lo == 0 {
-		return err.WithHint("Not even one row of these columns fits in a frame.")
+		return 0, err.WithHint("Not even one row of these columns fits in a frame.")
 	}
-	return err.WithHint("Frames of up to %d rows fit.", lo)
+	return 0, err.WithHint("Frames of up to %d rows fit.", lo)
 }
 
-// reserveTensorFrame is where a stream takes its frame's memory, bytes,
-// from the server's memory budget before the first frame is built; the
-// frame's buffers are reused from frame to frame, so one reservation holds
-// for the whole stream. There is no server-wide budget yet: the frame limit
-// alone bounds it.
-func reserveTensorFrame(env *Env, bytes int64) error {
-	_, _ = env, bytes
-	return nil
+// reserveFrame takes the stream's frame memory, bytes, from the server's
+// budget before the first frame is built (53200 past it); the frame's
+// buffers are reused from frame to frame, so one reservation holds for
+// the whole stream, given back by Close.
+func (c *CopyTo) reserveFrame(bytes int64) error {
+	c.mem = c.env.account("a tensor stream's frame")
+	return c.mem.Grow(bytes)
 }
 
 // limitFrames makes f's frames of rows rows stop at tensorFrameLimit: the
@@ -186,16 +183,20 @@ func (f *tensorFrames) overLimit() error {
 		c.name, c.typ, sizeText(tensorFrameLimit), f.room.at, f.room.rows)
 }
 
-// checkShuffleBuffer refuses a shuffle buffer that holds more than
-// shuffleBufferLimit.
+// checkShuffleBuffer takes what the shuffle buffer's slots hold from the
+// server's memory budget as they fill; past it the stream fails with
+// 53200, saying how far the buffer got.
 func (ts *tensorStream) checkShuffleBuffer() error {
 	st := ts.store
-	if st.held <= shuffleBufferLimit {
+	err := ts.bufMem.Resize(st.held)
+	if err == nil {
 		return nil
 	}
-	return pgerror.Newf(pgerror.ProgramLimitExceeded,
-		"tensor stream shuffle buffer of %d rows would hold more than %s: its first %d rows hold %d bytes; lower SHUFFLE_BUFFER",
-		ts.opts.ShuffleBuffer, sizeText(shuffleBufferLimit), st.alloc, st.held)
+	if pe, ok := err.(*pgerror.Error); ok {
+		return pe.WithHint("The shuffle buffer of %d rows held %d bytes in its first %d rows; lower SHUFFLE_BUFFER.",
+			ts.opts.ShuffleBuffer, st.held, st.alloc)
+	}
+	return err
 }
 
 // checkShuffleIDs refuses an exact shuffle of more than maxShuffleIDs rows.

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -161,17 +162,25 @@ func TestTensorRaggedFrameCap(t *testing.T) {
 // bounded: a SHUFFLE_BUFFER of wide rows is refused once its slots pass
 // the limit, and NULL vectors cost their slots nothing.
 func TestTensorShuffleBufferCap(t *testing.T) {
-	defer func(l int64) { shuffleBufferLimit = l }(shuffleBufferLimit)
-	shuffleBufferLimit = 1 << 20
+	// A server budget of 2 MB: the buffer of 1000 rows of 4 kB values
+	// passes it as it fills, one of 100 rows fits.
+	mon := NewMemMonitor("server", 2<<20)
 	ts := []types.Type{types.TensorOf(types.DTFloat32, types.Ragged), types.TypText}
 	ct := tensorCopyOf(raggedBatch(100, 1000), ts, plan.TensorOptions{BatchSize: 10, Shuffle: plan.ShuffleBuffer, ShuffleBuffer: 1000, World: 1}, 10)
+	ct.env.Mem = mon
 	_, err := ct.Run(&frameRecorder{})
-	if pgerror.GetCode(err) != pgerror.ProgramLimitExceeded ||
-		!strings.HasPrefix(err.Error(), "tensor stream shuffle buffer of 1000 rows would hold more than 1048576 bytes: its first ") ||
-		!strings.HasSuffix(err.Error(), "; lower SHUFFLE_BUFFER") {
-		t.Fatalf("got %v", err)
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) || pe.Code != pgerror.OutOfMemory ||
+		!strings.Contains(pe.Detail, "in a tensor stream's shuffle buffer") ||
+		!strings.HasPrefix(pe.Hint, "The shuffle buffer of 1000 rows held ") || !strings.HasSuffix(pe.Hint, "; lower SHUFFLE_BUFFER.") {
+		t.Fatalf("got %v (%+v)", err, pe)
+	}
+	ct.Close()
+	if used := mon.Used(); used != 0 {
+		t.Fatalf("the failed stream left %d bytes reserved", used)
 	}
 	ct = tensorCopyOf(raggedBatch(100, 1000), ts, plan.TensorOptions{BatchSize: 10, Shuffle: plan.ShuffleBuffer, ShuffleBuffer: 100, World: 1}, 10)
+	ct.env.Mem = mon
 	if _, err := ct.Run(&frameRecorder{}); err != nil {
 		t.Fatalf("a buffer of 100 rows: %v", err)
 	}
@@ -223,4 +232,36 @@ func TestTensorExactShuffleIDCap(t *testing.T) {
 	if err := run(1); err != nil {
 		t.Fatalf("100 rows: %v", err)
 	}
+}
+
+// TestTensorFrameReserved checks that a stream takes its frame's memory
+// from the server's budget before it starts, and gives it back at Close.
+func TestTensorFrameReserved(t *testing.T) {
+	mon := NewMemMonitor("server", 6<<20)
+	cols := []plan.Column{{Name: "v", Type: types.VectorOf(1000)}}
+	stream := func(batch int) (*CopyTo, error) {
+		n := &plan.CopyTo{Query: &plan.Values{Cols: cols},
+			Options: plan.CopyOptions{Format: plan.CopyTensor, Tensor: plan.TensorOptions{BatchSize: batch, World: 1}}}
+		return NewCopyTo(&Env{Mem: mon}, n)
+	}
+	// 1024 rows of 4000 bytes: 4 MB, within the budget; while it is
+	// held, a second stream of as much does not fit.
+	c, err := stream(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := mon.Used(); used < 4_096_000 {
+		t.Fatalf("a stream of 4 MB frames reserved %d bytes", used)
+	}
+	if _, err := stream(1024); pgerror.GetCode(err) != pgerror.OutOfMemory {
+		t.Fatalf("a second stream past the budget: %v", err)
+	}
+	c.Close()
+	if used := mon.Used(); used != 0 {
+		t.Fatalf("after Close, %d bytes reserved", used)
+	}
+	if c, err = stream(1024); err != nil {
+		t.Fatalf("after the first stream's Close: %v", err)
+	}
+	c.Close()
 }

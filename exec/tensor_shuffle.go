@@ -168,8 +168,11 @@ type tensorStream struct {
 	frames *tensorFrames
 	w      io.Writer
 	rng    *rand.Rand
-	// store is the shuffle buffer, or every row for an exact shuffle.
-	store *rowStore
+	// store is the shuffle buffer, or every row for an exact shuffle;
+	// bufMem is what the shuffle buffer holds of the server's memory
+	// budget (nil: not counted).
+	store  *rowStore
+	bufMem *MemAccount
 	// pos counts the query's rows (for sharding by position); skip the
 	// rows still to skip for START_BATCH; batch the next frame's index;
 	// sent the rows written.
@@ -439,6 +442,10 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
 	if c.rng != nil {
 		ts.rng = c.rng
+	}
+	if c.opts.Tensor.Shuffle == plan.ShuffleBuffer {
+		ts.bufMem = c.env.account("a tensor stream's shuffle buffer")
+		defer ts.bufMem.Close()
 	}
 	ts.tempFile, ts.spillAt = c.env.tempFile("shuffle-*"), c.env.spillBudget()
 	defer func() {
