@@ -173,6 +173,12 @@ func bootstrapRole(db *storage.DB, method wire.AuthMethod, user, password string
 				return fmt.Errorf("creating bootstrap role %q: %w", user, err)
 			}
 			logger.Info("created superuser role", "user", user)
+			// A client's database defaults to its user name: as
+			// PostgreSQL's container image makes POSTGRES_DB, the
+			// superuser gets a database of its name.
+			if _, err := db.CreateDatabase(user, user); err != nil && pgerror.GetCode(err) != pgerror.DuplicateDatabase {
+				return fmt.Errorf("creating database %q: %w", user, err)
+			}
 		}
 	}
 	if method == wire.AuthTrust {

@@ -420,3 +420,22 @@ func usesTLS(conn *pgx.Conn) bool {
 	_, ok := conn.PgConn().Conn().(*tls.Conn)
 	return ok
 }
+
+// TestBootstrapDatabase: the bootstrap superuser gets a database of its
+// name, so that a client that names no database (which then defaults to
+// the user name) connects, as to PostgreSQL's container image.
+func TestBootstrapDatabase(t *testing.T) {
+	srv := startWith(t, server.Options{Auth: "scram", BootstrapPassword: "boot"})
+	conn, err := dial(t, connString(t, srv, "deeplake", "boot", "dbname=deeplake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var db, owner string
+	if err := conn.QueryRow(context.Background(), "SELECT current_database(), pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()").Scan(&db, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if db != "deeplake" || owner != "deeplake" {
+		t.Fatalf("database %q owned by %q", db, owner)
+	}
+	wantCode(t, func() error { _, err := dial(t, connString(t, srv, "deeplake", "boot", "dbname=nosuch")); return err }(), "3D000")
+}
