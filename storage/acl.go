@@ -797,26 +797,36 @@ func (db *DB) RevokeMembership(role, member string, adminOnly bool) (bool, error
 // holds privileges on, for DROP ROLE's refusal.
 func (db *DB) roleDependents(role string) []string {
 	var out []string
-	for _, t := range db.Tables() {
-		if t.Owner == role {
-			out = append(out, "owner of table "+t.Name)
+	for _, d := range db.Databases() {
+		in := ""
+		if d.OID != PostgresOID {
+			in = " in database " + d.Name
 		}
-		if aclMentions(t.ACL, role) {
-			out = append(out, "privileges for table "+t.Name)
+		if d.Owner == role {
+			out = append(out, "owner of database "+d.Name)
 		}
-		for i, c := range t.Columns {
-			if aclMentions(c.SeqACL, role) {
-				out = append(out, "privileges for sequence "+t.Name+"_"+t.Columns[i].Name+"_seq")
+		for _, t := range db.Catalog(d.OID).Tables() {
+			if t.Owner == role {
+				out = append(out, "owner of table "+t.Name+in)
+			}
+			if aclMentions(t.ACL, role) {
+				out = append(out, "privileges for table "+t.Name+in)
+			}
+			for i, c := range t.Columns {
+				if aclMentions(c.SeqACL, role) {
+					out = append(out, "privileges for sequence "+t.Name+"_"+t.Columns[i].Name+"_seq"+in)
+				}
 			}
 		}
-	}
-	if acl, err := db.SchemaACL(DefaultDatabase, "public"); err == nil && aclMentions(acl, role) {
-		out = append(out, "privileges for schema public")
-	}
-	if ds, err := db.DefaultPrivilegesList(DefaultDatabase); err == nil {
-		for _, d := range ds {
-			if d.Role == role || aclMentions(d.ACL, role) {
-				out = append(out, "privileges for default privileges on new relations belonging to role "+d.Role)
+		key := ACLDatabase(d.OID)
+		if acl, err := db.SchemaACL(key, "public"); err == nil && aclMentions(acl, role) {
+			out = append(out, "privileges for schema public"+in)
+		}
+		if ds, err := db.DefaultPrivilegesList(key); err == nil {
+			for _, dp := range ds {
+				if dp.Role == role || aclMentions(dp.ACL, role) {
+					out = append(out, "privileges for default privileges on new relations belonging to role "+dp.Role+in)
+				}
 			}
 		}
 	}

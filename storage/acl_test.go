@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -173,5 +174,31 @@ func TestACLRevokeCascade(t *testing.T) {
 	}
 	if NewOwner(got, "o", "p").String() != "{p=arwdDxt/p,alice=r/p}" {
 		t.Fatalf("new owner: %s", NewOwner(got, "o", "p"))
+	}
+}
+
+// TestDropRoleOtherDatabase: a role that owns a database, or a table of a
+// database other than postgres, cannot be dropped either.
+func TestDropRoleOtherDatabase(t *testing.T) {
+	db := openMem(t, 0)
+	for _, r := range []string{"dbowner", "tabowner"} {
+		if err := db.CreateRole(r, true, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := db.CreateDatabase("other", "dbowner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := &TableDesc{Name: "t", Owner: "tabowner", Columns: []ColumnDesc{{Name: "x", Type: types.TypInt4}}}
+	if _, err := db.Catalog(d.OID).CreateTable(desc, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.DropRole("dbowner", false)
+	wantCode(t, err, pgerror.DependentObjectsStillExist)
+	_, err = db.DropRole("tabowner", false)
+	wantCode(t, err, pgerror.DependentObjectsStillExist)
+	if pe := (*pgerror.Error)(nil); errors.As(err, &pe) && pe.Detail != "owner of table t in database other" {
+		t.Fatalf("detail %q", pe.Detail)
 	}
 }
