@@ -316,7 +316,7 @@ func (s *Session) tableByID(ns *needs, id uint64) *storage.TableDesc {
 			return n.table
 		}
 	}
-	for _, t := range s.eng.db.Tables() {
+	for _, t := range s.cat.Tables() {
 		if t.ID == id {
 			return t
 		}

@@ -316,3 +316,20 @@ func TestTrustIsSuperuser(t *testing.T) {
 	mustRun(t, alice, "DROP TABLE t", "DROP TABLE")
 	_ = admin
 }
+
+// TestPrivilegesInOtherDatabase: the checks read the session's own
+// database: a serial column's sequence in a database other than postgres
+// needs its USAGE grant too.
+func TestPrivilegesInOtherDatabase(t *testing.T) {
+	eng, admin := privEngine(t)
+	mustRun(t, admin, "CREATE DATABASE other", "CREATE DATABASE")
+	root := connectTo(t, eng, "admin", "other")
+	for _, q := range []string{"CREATE TABLE s (id serial, x int)", "GRANT INSERT ON s TO alice"} {
+		mustRun(t, root, q, "")
+	}
+	alice := connectTo(t, eng, "alice", "other")
+	denied(t, alice, "INSERT INTO s (x) VALUES (7)", "permission denied for sequence s_id_seq")
+	denied(t, alice, "SELECT * FROM s", "permission denied for table s")
+	mustRun(t, root, "GRANT USAGE ON SEQUENCE s_id_seq TO alice", "GRANT")
+	mustRun(t, alice, "INSERT INTO s (x) VALUES (7)", "INSERT 0 1")
+}
