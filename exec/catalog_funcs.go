@@ -43,7 +43,7 @@ var comparisonByName = map[string]plan.Op{
 	"=": plan.OpEq, "<>": plan.OpNe, "!=": plan.OpNe, "<": plan.OpLt, "<=": plan.OpLe, ">": plan.OpGt, ">=": plan.OpGe,
 }
 
-var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "array_to_string": true, "json_build_object": true,
+var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "set_config": true, "array_to_string": true, "json_build_object": true,
 	"isdistinct": true, "greatest": true, "least": true, "concat": true, "concat_ws": true}
 
 func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
@@ -135,6 +135,26 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 			return nil
 		}
 		return pgerror.Newf(pgerror.UndefinedObject, "unrecognized configuration parameter \"%s\"", name)
+	case "set_config":
+		// set_config(name, value, is_local): SET, SET LOCAL, or RESET for
+		// a NULL value; PostgreSQL's function is not strict in value.
+		if f.null(0, i) {
+			return pgerror.New(pgerror.NullValueNotAllowed, "SET requires parameter name")
+		}
+		if env.SetConfig == nil {
+			return pgerror.Newf(pgerror.Code("55P02"), "parameter \"%s\" cannot be changed now", f.str(0, i))
+		}
+		var value *string
+		if !f.null(1, i) {
+			v := f.str(1, i)
+			value = &v
+		}
+		local := !f.null(2, i) && f.vals[2].Bools[i]
+		v, err := env.SetConfig(f.str(0, i), value, local)
+		if err != nil {
+			return err
+		}
+		out.AppendString(v)
 	case "pg_char_to_encoding":
 		switch strings.ToUpper(strings.ReplaceAll(f.str(0, i), "-", "")) {
 		case "UTF8", "UNICODE":

@@ -36,6 +36,10 @@ type Env struct {
 	Role    string
 	Auth    func() (*storage.Auth, error)
 	Setting func(name string) (string, bool)
+	// SetConfig sets a run-time parameter as SET (or SET LOCAL, or RESET
+	// for a nil value) does and returns its new value (set_config); nil:
+	// parameters cannot be set.
+	SetConfig func(name string, value *string, local bool) (string, error)
 	// Settings lists every run-time parameter (pg_settings).
 	Settings func() []SettingRow
 	// TempFile makes a temporary file for work that outgrows memory (an

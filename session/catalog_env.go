@@ -30,6 +30,10 @@ func (s *Session) lookupSetting(name string) (string, bool) {
 			return p.Value, true
 		}
 	}
+	// A custom parameter ("myapp.tenant") once set stays defined.
+	if v, ok := s.settings.cur[key]; ok && strings.Contains(key, ".") {
+		return v, true
+	}
 	return "", false
 }
 

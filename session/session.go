@@ -650,7 +650,7 @@ func (s *Session) stmtEnv(ctx context.Context) *exec.Env {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, SetConfig: s.setConfig, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {
@@ -754,4 +754,3 @@ func (s *Session) writeDML(w ResultWriter, verb string, cols []plan.Column, res 
 	}
 	return w.WriteComplete(fmt.Sprintf("%s %d", verb, res.Count))
 }
-

@@ -393,6 +393,30 @@ func (s *Session) resetAll() {
 	}
 }
 
+// setConfig is set_config(name, value, is_local): SET name = value, SET
+// LOCAL with local, RESET for a nil value; it returns the parameter's
+// value then.
+func (s *Session) setConfig(name string, value *string, local bool) (string, error) {
+	st := &sql.SetVar{Name: strings.ToLower(name), Local: local, Reset: value == nil}
+	if value != nil {
+		st.Args = []sql.SetArg{{Text: *value}}
+	}
+	if p := paramByName[st.Name]; p != nil && p.list && value != nil && !p.fixed {
+		// The value is the list's text as it is (search_path = '' is
+		// empty, not one empty name), as PostgreSQL takes it.
+		s.setValue(st.Name, *value, local || p.txn)
+		return *value, nil
+	}
+	if err := s.setOne(st); err != nil {
+		return "", err
+	}
+	v, _ := s.lookupSetting(st.Name)
+	if p := paramByName[st.Name]; p == nil {
+		v = s.settings.cur[st.Name]
+	}
+	return v, nil
+}
+
 // setOne sets one parameter for SET, SET LOCAL or RESET.
 func (s *Session) setOne(st *sql.SetVar) error {
 	p := paramByName[st.Name]

@@ -401,3 +401,22 @@ func TestSuperuserSettings(t *testing.T) {
 		"columns setting:text,context:text; 1MB|superuser; SELECT 1")
 	mustRun(t, bob, "SET work_mem = '8MB'", "SET")
 }
+
+// TestSetConfig: set_config sets a parameter as SET does (SET LOCAL with
+// is_local, RESET for a NULL value) and returns its new value; the
+// parameter's own checks apply.
+func TestSetConfig(t *testing.T) {
+	eng := newEngine(t)
+	s := connect(t, eng, "u")
+	mustRun(t, s, "SELECT pg_catalog.set_config('search_path', '', false)", "columns set_config:text; ; SELECT 1")
+	mustRun(t, s, "SHOW search_path", "columns search_path:text; ; SHOW")
+	mustRun(t, s, "SELECT set_config('work_mem', '8MB', false), current_setting('work_mem')", "columns set_config:text,current_setting:text; 8MB|8MB; SELECT 1")
+	mustRun(t, s, "SELECT set_config('work_mem', NULL, false)", "columns set_config:text; 4MB; SELECT 1")
+	mustRun(t, s, "BEGIN", "BEGIN")
+	mustRun(t, s, "SELECT set_config('myapp.tenant', '42', true)", "columns set_config:text; 42; SELECT 1")
+	mustRun(t, s, "SELECT current_setting('myapp.tenant')", "columns current_setting:text; 42; SELECT 1")
+	mustRun(t, s, "COMMIT", "COMMIT")
+	mustRun(t, s, "SELECT current_setting('myapp.tenant')", "columns current_setting:text; ; SELECT 1")
+	wantError(t, s, "SELECT set_config('work_mem', 'lots', false)", pgerror.InvalidParameterValue, `invalid value for parameter "work_mem": "lots"`)
+	wantError(t, s, "SELECT set_config('server_version', '1', false)", pgerror.Code("55P02"), `parameter "server_version" cannot be changed`)
+}

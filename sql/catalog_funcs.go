@@ -30,6 +30,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"session_user":                       {ret: typName},
 	"current_schemas":                    {args: []types.Type{types.TypBool}, min: 1, ret: types.TypText},
 	"current_setting":                    {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
+	"set_config":                         {args: []types.Type{types.TypText, types.TypText, types.TypBool}, min: 3, ret: types.TypText},
 	"pg_backend_pid":                     {ret: types.TypInt4},
 	"pg_export_snapshot":                 {ret: types.TypText},
 	"pg_is_in_recovery":                  {ret: types.TypBool},

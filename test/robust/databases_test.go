@@ -3,6 +3,8 @@ package robust
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -84,9 +86,10 @@ func TestMissingDatabaseIsFatalUnderSCRAM(t *testing.T) {
 	srv := proctest.Start(t, []string{"DEEPLAKED_BOOTSTRAP_PASSWORD=" + dbBootPassword}, "--auth", "scram")
 	_, err := dbDial(t, srv.DSN("deeplake", dbBootPassword, "nosuch"))
 	dbWantError(t, err, "FATAL", "3D000", `database "nosuch" does not exist`)
-	// Nothing was created by the attempt.
+	// Nothing was created by the attempt: there are postgres and the
+	// bootstrap superuser's own database.
 	admin := dbMustDial(t, srv.DSN("deeplake", dbBootPassword, "postgres"))
-	if got := dbStrings(t, admin, "SELECT datname::text FROM pg_database ORDER BY 1"); !slices.Equal(got, []string{"postgres"}) {
+	if got := dbStrings(t, admin, "SELECT datname::text FROM pg_database ORDER BY 1"); !slices.Equal(got, []string{"deeplake", "postgres"}) {
 		t.Fatalf("databases: %v", got)
 	}
 	// A role without CREATEDB may not make one; the superuser may.
@@ -100,6 +103,26 @@ func TestMissingDatabaseIsFatalUnderSCRAM(t *testing.T) {
 	}
 	if !srv.Alive() {
 		t.Fatal("server died")
+	}
+}
+
+// TestCreatedbDropdb: PostgreSQL's createdb and dropdb tools, which set
+// search_path with set_config first, make and drop a database.
+func TestCreatedbDropdb(t *testing.T) {
+	srv := proctest.Start(t, []string{"DEEPLAKED_BOOTSTRAP_PASSWORD=" + dbBootPassword}, "--auth", "scram")
+	env := append(os.Environ(), "PGPASSWORD="+dbBootPassword)
+	for _, tool := range []string{"createdb", "dropdb"} {
+		cmd := exec.Command(tool, "-h", srv.Host(), "-p", srv.Port(), "-U", "deeplake", "made_by_tool")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", tool, err, out)
+		}
+		admin := dbMustDial(t, srv.DSN("deeplake", dbBootPassword, "postgres"))
+		got := dbStrings(t, admin, "SELECT datname::text FROM pg_database ORDER BY 1")
+		if slices.Contains(got, "made_by_tool") != (tool == "createdb") {
+			t.Fatalf("after %s: %v", tool, got)
+		}
+		admin.Close(context.Background())
 	}
 }
 
