@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,5 +92,77 @@ func TestStorageSpecErrors(t *testing.T) {
 	_, err := server.Start(context.Background(), server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), S3Endpoint: "http://127.0.0.1:1"})
 	if err == nil {
 		t.Error("an S3 endpoint without S3 storage was accepted")
+	}
+}
+
+// TestStorageMistakesRefused: the two ordinary storage mistakes are
+// refused at start, with a message naming both locations, and write
+// nothing: a data directory made on a bucket restarted without --storage,
+// and a second data directory on the same prefix.
+func TestStorageMistakesRefused(t *testing.T) {
+	gw := s3test.Start(t)
+	gw.SetEnv(t)
+	ctx := context.Background()
+	loc := "s3://" + gw.NewBucketName() + "/t1"
+	opts := server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Storage: loc, S3Endpoint: gw.Endpoint}
+	srv, err := server.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, srv.Addr())
+	mustExec(t, conn, "CREATE TABLE t (id int PRIMARY KEY, v int)")
+	mustExec(t, conn, "INSERT INTO t SELECT g, g FROM generate_series(1, 1000) g")
+	if err := srv.DB().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bucketKeys := func() []string {
+		t.Helper()
+		st, err := storage.NewS3Store(ctx, gw.Options(strings.Split(loc, "/")[2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := st.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	before := bucketKeys()
+
+	// The forgotten flag: refused, and the data directory's own objects
+	// stay empty.
+	forgot := opts
+	forgot.Storage, forgot.S3Endpoint = "", ""
+	_, err = server.Start(ctx, forgot)
+	if !errors.Is(err, storage.ErrForeignStorage) || !strings.Contains(err.Error(), "--storage "+loc) {
+		t.Fatalf("without --storage: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(opts.DataDir, "objects")); len(entries) != 0 {
+		t.Fatalf("the refused start wrote %d objects locally", len(entries))
+	}
+	// A second catalog on the prefix: refused, the bucket unchanged.
+	second := opts
+	second.DataDir = t.TempDir()
+	_, err = server.Start(ctx, second)
+	if !errors.Is(err, storage.ErrForeignStorage) || !strings.Contains(err.Error(), "already holds another catalog's data") {
+		t.Fatalf("a second data directory on %s: %v", loc, err)
+	}
+	if after := bucketKeys(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("the bucket changed: %v -> %v", before, after)
+	}
+	// Back on its bucket, every row is there.
+	srv, err = server.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	conn = connect(t, srv.Addr())
+	defer conn.Close(ctx)
+	if got := queryText(t, conn, "SELECT count(*), sum(v) FROM t"); got[0][0] != "1000" || got[0][1] != "500500" {
+		t.Fatalf("after the refusals: %v", got)
 	}
 }

@@ -129,7 +129,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention})
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Location: opts.Storage, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention})
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}

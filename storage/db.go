@@ -38,6 +38,11 @@ type Options struct {
 	InMemory bool
 	// Store overrides where chunk objects live.
 	Store ObjectStore
+	// Location names Store in messages and in the data directory's record
+	// of its storage ("s3://bucket/prefix"); "" for the data directory's
+	// own objects. Open refuses a data directory and a store that do not
+	// belong together (identity.go).
+	Location string
 	// Logger receives storage and Pebble logs; slog.Default() if nil.
 	Logger *slog.Logger
 	// FlushRows overrides DefaultFlushRows.
@@ -248,6 +253,15 @@ func Open(opts Options) (*DB, error) {
 	db.epochLinger = opts.EpochLinger
 	if db.epochLinger <= 0 {
 		db.epochLinger = DefaultEpochLinger
+	}
+	// Before anything is written or deleted: the data directory and the
+	// store must belong together.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	err = db.checkIdentity(ctx)
+	cancel()
+	if err != nil {
+		_ = kv.Close()
+		return nil, err
 	}
 	migrated, err := migrateLayout(kv)
 	if err != nil {

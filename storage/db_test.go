@@ -114,7 +114,7 @@ func TestDropTable(t *testing.T) {
 	}
 	wantCode(t, txn.Commit(), pgerror.UndefinedTable)
 	// The objects waited for txn, open when the table was dropped.
-	waitObjectsGone(t, db, "")
+	waitObjectsGone(t, db, "tables/")
 	// A new table of the same name starts empty, with its own key space.
 	tbl2 := createTable(t, db, wideTable("w"))
 	if tbl2.ID == tbl.ID {
@@ -632,7 +632,7 @@ func TestScanDuringFlush(t *testing.T) {
 	if n := check(); n != batches*per {
 		t.Fatalf("%d rows, want %d", n, batches*per)
 	}
-	if keys, _ := db.Store().List(context.Background(), ""); len(keys) < 2 {
+	if keys, _ := db.Store().List(context.Background(), "tables/"); len(keys) < 2 {
 		t.Fatalf("only %d chunks written", len(keys))
 	}
 	if err := db.Flush(context.Background()); err != nil {
@@ -655,7 +655,7 @@ func TestCorruptChunk(t *testing.T) {
 	if err := db.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := store.List(context.Background(), "")
+	keys, _ := store.List(context.Background(), "tables/")
 	store.Corrupt(keys[0], func(b []byte) []byte { b[100] ^= 0x40; return b })
 	txn := db.Begin()
 	defer txn.Rollback()

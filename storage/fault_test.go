@@ -326,7 +326,7 @@ func TestFaultFlushWriteError(t *testing.T) {
 				t.Fatalf("the fault fired %d times", in.Fired())
 			}
 			wantRows(t, db, tbl, ftRanges(0, 1200))
-			keys := ftKeys(t, fs, "")
+			keys := ftKeys(t, fs, "tables/")
 			if wf.name == "manifest-reply-lost" {
 				if len(keys) != 1 || !strings.Contains(keys[0], "/manifests/") {
 					t.Fatalf("objects after a flush whose manifest landed unacknowledged: %v", keys)
@@ -427,7 +427,7 @@ func TestFaultSpillingTxnWriteError(t *testing.T) {
 				t.Fatalf("the fault fired %d times", in.Fired())
 			}
 			wantRows(t, db, tbl, ftRanges(0, 100))
-			keys := ftKeys(t, fs, "")
+			keys := ftKeys(t, fs, "tables/")
 			if wf.name == "manifest-reply-lost" {
 				if len(keys) != 1 || !strings.Contains(keys[0], "/manifests/") {
 					t.Fatalf("objects after a commit whose manifest landed unacknowledged: %v", keys)
@@ -631,7 +631,7 @@ func TestFaultCompactAndVacuum(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := len(ftKeys(t, fs, ""))
+	before := len(ftKeys(t, fs, "tables/"))
 
 	// The first VACUUM expires the versions before the deletion, so
 	// compactions may drop the deleted rows, then fails in its compaction;
@@ -654,7 +654,7 @@ func TestFaultCompactAndVacuum(t *testing.T) {
 		wantInjected(t, fmt.Sprintf("%s failing %s (fired %d times)", what, f.Ops[0], in.Fired()), err)
 		in.Remove()
 		wantRows(t, db, tbl, want)
-		if n := len(ftKeys(t, fs, "")); n != before {
+		if n := len(ftKeys(t, fs, "tables/")); n != before {
 			t.Fatalf("a failed compaction left %d objects, there were %d", n, before)
 		}
 	}
@@ -678,7 +678,7 @@ func TestFaultCompactAndVacuum(t *testing.T) {
 	if ops := ftVersionOps(t, db); ops["compact"] == 0 {
 		t.Fatalf("no compaction committed: %v", ops)
 	}
-	t.Logf("last VACUUM: %+v; %d objects, %d before", st, len(ftKeys(t, fs, "")), before)
+	t.Logf("last VACUUM: %+v; %d objects, %d before", st, len(ftKeys(t, fs, "tables/")), before)
 }
 
 // TestFaultLatency slows object store calls down at random while writers

@@ -11,6 +11,7 @@ import (
 // Pebble key layout (see docs/storage.md):
 //
 //	m/layout                         catalog layout version ("2": tables by database)
+//	m/storage                        the storage location and identity of the data directory (identity.go)
 //	m/db/<name>                      database (JSON)
 //	m/rel/<database OID BE4><name>   table descriptor (JSON)
 //	m/table/<name>                   table descriptor of layout 1, moved by Open (migrateLayout)
@@ -87,7 +88,6 @@ func defACLKey(database, role, schema string, kind ObjectKind) []byte {
 	k = append(append(k, 0), schema...)
 	return append(k, 0, byte(kind))
 }
-
 
 func droppedKey(tableID uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), dropPrefix...), tableID)
