@@ -220,6 +220,32 @@ type Membership struct {
 
 // Auth reads the roles and memberships.
 func (db *DB) Auth() (*Auth, error) {
+	// The view is built again only after a role or membership changed:
+	// privilege checks ask for it at every statement.
+	gen := db.rolesGen.Load()
+	if c := db.auth.Load(); c != nil && c.gen == gen {
+		return c.a, nil
+	}
+	a, err := db.readAuth()
+	if err != nil {
+		return nil, err
+	}
+	db.auth.Store(&cachedAuth{gen: gen, a: a})
+	return a, nil
+}
+
+// cachedAuth is the Auth view read when rolesGen was gen.
+type cachedAuth struct {
+	gen uint64
+	a   *Auth
+}
+
+// rolesChanged marks the Auth view stale: writers of roles and
+// memberships call it (under rolesMu) once their write is done.
+func (db *DB) rolesChanged() { db.rolesGen.Add(1) }
+
+// readAuth reads the roles and memberships from the catalog.
+func (db *DB) readAuth() (*Auth, error) {
 	roles, err := db.Roles()
 	if err != nil {
 		return nil, err
@@ -746,6 +772,7 @@ func (db *DB) Memberships() ([]Membership, error) {
 func (db *DB) GrantMembership(m Membership) (bool, error) {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	defer db.rolesChanged()
 	for _, n := range []string{m.Role, m.Member} {
 		if _, err := db.Role(n); err != nil {
 			return false, err
@@ -778,6 +805,7 @@ func (db *DB) GrantMembership(m Membership) (bool, error) {
 func (db *DB) RevokeMembership(role, member string, adminOnly bool) (bool, error) {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	defer db.rolesChanged()
 	var m Membership
 	ok, err := db.getJSON(memberKey(role, member), &m)
 	if err != nil || !ok {

@@ -202,3 +202,58 @@ func TestDropRoleOtherDatabase(t *testing.T) {
 		t.Fatalf("detail %q", pe.Detail)
 	}
 }
+
+// TestAuthCache: the roles view is read once and kept until a role or a
+// membership changes; every such write shows in the next view.
+func TestAuthCache(t *testing.T) {
+	db := openMem(t, 0)
+	a1, err := db.Auth()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a2, _ := db.Auth(); a2 != a1 {
+		t.Fatal("the view was read again with nothing changed")
+	}
+	view := func() *Auth {
+		t.Helper()
+		a, err := db.Auth()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if err := db.CreateRole("alice", true, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !view().Exists("alice") {
+		t.Fatal("CREATE ROLE not seen")
+	}
+	if err := db.CreateRole("staff", false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GrantMembership(Membership{Role: "staff", Member: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if !view().IsMemberOf("alice", "staff") {
+		t.Fatal("GRANT staff TO alice not seen")
+	}
+	if _, err := db.RevokeMembership("staff", "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	if view().IsMemberOf("alice", "staff") {
+		t.Fatal("REVOKE staff FROM alice not seen")
+	}
+	super := true
+	if err := db.AlterRole("alice", RoleChange{Superuser: &super}); err != nil {
+		t.Fatal(err)
+	}
+	if !view().Superuser("alice") {
+		t.Fatal("ALTER ROLE alice SUPERUSER not seen")
+	}
+	if _, err := db.DropRole("staff", false); err != nil {
+		t.Fatal(err)
+	}
+	if view().Exists("staff") {
+		t.Fatal("DROP ROLE staff not seen")
+	}
+}

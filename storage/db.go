@@ -76,6 +76,12 @@ const DefaultVersionRetention = 7 * 24 * time.Hour
 
 // DB is an open database. Its methods are safe for concurrent use.
 type DB struct {
+	// auth caches the roles and memberships as privileges are decided
+	// (Auth), valid while rolesGen, which every write of a role or
+	// membership advances, is what it was read at.
+	auth     atomic.Pointer[cachedAuth]
+	rolesGen atomic.Uint64
+
 	opts  Options
 	log   *slog.Logger
 	kv    *pebble.DB

@@ -102,6 +102,7 @@ func (db *DB) CreateRole(name string, login, superuser bool, password *string) e
 func (db *DB) CreateRoleWith(role Role, password *string) error {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	defer db.rolesChanged()
 	name := role.Name
 	if _, err := db.Role(name); err == nil {
 		return pgerror.Newf(pgerror.DuplicateObject, "role %q already exists", name)
@@ -124,6 +125,7 @@ func (db *DB) CreateRoleWith(role Role, password *string) error {
 func (db *DB) AlterRole(name string, ch RoleChange) error {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	defer db.rolesChanged()
 	r, err := db.Role(name)
 	if err != nil {
 		return err
@@ -159,6 +161,7 @@ func (db *DB) AlterRole(name string, ch RoleChange) error {
 func (db *DB) DropRole(name string, ifExists bool) (bool, error) {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
+	defer db.rolesChanged()
 	if _, err := db.Role(name); err != nil {
 		if ifExists && isUndefined(err) {
 			return false, nil
