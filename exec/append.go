@@ -217,22 +217,26 @@ func (s *setOpOp) Close() {
 	s.right.Close()
 }
 
-// recursiveUnionOp runs a WITH RECURSIVE query to its fixpoint, then returns
-// the rows a batch at a time.
+// recursiveUnionOp runs a WITH RECURSIVE query, streaming its rows as
+// they are found: the base query's, then each iteration's over the rows
+// of the one before (the working table), until an iteration finds none.
+// It holds only the working table and the rows of the iteration running
+// (and, for UNION, the set of rows seen), as PostgreSQL does.
 type recursiveUnionOp struct {
 	env  *Env
 	n    *plan.RecursiveUnion
 	out  *types.Batch
 	seen map[string]bool
 	key  []byte
-	pos  int
-	rows []int
-	sub  gatherer
-	done bool
-	// prevWork is what the working table being read takes.
-	prevWork int64
-	// acc holds what the rows, the working table and the set of rows
-	// seen take.
+	// src gives the rows that come next: the base query's, then the
+	// recursive term's over work; next collects them, the working table
+	// of the iteration after.
+	src        Operator
+	work, next *types.Batch
+	started    bool
+	done       bool
+	// acc holds what the working table, the next one and the set of
+	// rows seen take.
 	acc       *MemAccount
 	seenBytes int64
 }
@@ -245,17 +249,73 @@ func newRecursiveUnion(env *Env, n *plan.RecursiveUnion) (Operator, error) {
 // takes besides the key's bytes.
 const mapEntryBytes = 48
 
-// collect appends the rows of op not seen before (all of them with ALL)
-// to both dst and work.
-func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
+func (r *recursiveUnionOp) start() error {
+	r.started = true
+	cols := r.n.Columns()
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	r.out = types.NewBatch(ts, types.BatchSize)
+	r.work = types.NewBatch(ts, types.BatchSize)
+	r.next = types.NewBatch(ts, types.BatchSize)
+	if !r.n.All {
+		r.seen = map[string]bool{}
+	}
+	if r.env.work == nil {
+		r.env.work = map[int]*types.Batch{}
+	}
+	var err error
+	r.src, err = Build(r.env, r.n.Base)
+	return err
+}
+
+// iterate starts the next iteration over the rows the last one found; it
+// reports false when there are none, and the query is done.
+func (r *recursiveUnionOp) iterate() (bool, error) {
+	r.src.Close()
+	r.src = nil
+	if r.next.Len() == 0 {
+		return false, nil
+	}
+	r.work, r.next = r.next, r.work
+	r.next.Reset()
+	r.env.work[r.n.ID] = r.work
+	var err error
+	r.src, err = Build(r.env, r.n.Recursive)
+	return err == nil, err
+}
+
+func (r *recursiveUnionOp) Next() (*types.Batch, error) {
+	if r.done {
+		return nil, nil
+	}
+	if !r.started {
+		if err := r.start(); err != nil {
+			return nil, err
+		}
+	}
 	for {
-		b, err := op.Next()
-		if err != nil || b == nil {
-			return err
+		b, err := r.src.Next()
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			more, err := r.iterate()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				r.finish()
+				return nil, nil
+			}
+			continue
 		}
 		if err := r.env.canceled(); err != nil {
-			return err
+			return nil, err
 		}
+		r.out.Reset()
+		n := 0
 		for i := 0; i < b.Len(); i++ {
 			if !r.n.All {
 				r.key = r.key[:0]
@@ -269,84 +329,45 @@ func (r *recursiveUnionOp) collect(op Operator, dst, work *types.Batch) error {
 				r.seenBytes += int64(len(r.key)) + mapEntryBytes
 			}
 			for c, v := range b.Cols {
-				dst.Cols[c].AppendFrom(v, i)
-				work.Cols[c].AppendFrom(v, i)
+				r.out.Cols[c].AppendFrom(v, i)
+				r.next.Cols[c].AppendFrom(v, i)
 			}
-			dst.SetLen(dst.Len() + 1)
-			work.SetLen(work.Len() + 1)
+			n++
 		}
-		if batchBytes(dst)+batchBytes(work) > maxBuildBytes {
-			return tooMuchMemory("a recursive query")
+		r.out.SetLen(n)
+		r.next.SetLen(r.next.Len() + n)
+		held := batchBytes(r.work) + batchBytes(r.next)
+		if held > maxBuildBytes {
+			return nil, tooMuchMemory("a recursive query")
 		}
-		if err := r.acc.Resize(batchBytes(dst) + batchBytes(work) + r.prevWork + r.seenBytes); err != nil {
-			return err
-		}
-	}
-}
-
-func (r *recursiveUnionOp) run() error {
-	cols := r.n.Columns()
-	ts := make([]types.Type, len(cols))
-	for i, c := range cols {
-		ts[i] = c.Type
-	}
-	r.out = types.NewBatch(ts, types.BatchSize)
-	r.seen = map[string]bool{}
-	work := types.NewBatch(ts, types.BatchSize)
-	base, err := Build(r.env, r.n.Base)
-	if err != nil {
-		return err
-	}
-	err = r.collect(base, r.out, work)
-	base.Close()
-	if err != nil {
-		return err
-	}
-	if r.env.work == nil {
-		r.env.work = map[int]*types.Batch{}
-	}
-	defer delete(r.env.work, r.n.ID)
-	for work.Len() > 0 {
-		r.env.work[r.n.ID] = work
-		r.prevWork = batchBytes(work)
-		next := types.NewBatch(ts, types.BatchSize)
-		op, err := Build(r.env, r.n.Recursive)
-		if err != nil {
-			return err
-		}
-		err = r.collect(op, r.out, next)
-		op.Close()
-		if err != nil {
-			return err
-		}
-		work = next
-	}
-	r.seen = nil
-	r.prevWork, r.seenBytes = 0, 0
-	return r.acc.Resize(batchBytes(r.out))
-}
-
-func (r *recursiveUnionOp) Next() (*types.Batch, error) {
-	if !r.done {
-		r.done = true
-		if err := r.run(); err != nil {
+		if err := r.acc.Resize(held + batchBytes(r.out) + r.seenBytes); err != nil {
 			return nil, err
 		}
+		if n > 0 {
+			return r.out, nil
+		}
 	}
-	n := r.out.Len()
-	if r.pos >= n {
-		return nil, nil
-	}
-	end := min(r.pos+types.BatchSize, n)
-	r.rows = r.rows[:0]
-	for i := r.pos; i < end; i++ {
-		r.rows = append(r.rows, i)
-	}
-	r.pos = end
-	return r.sub.gather(r.out, r.rows), nil
 }
 
-func (r *recursiveUnionOp) Close() { r.acc.Close() }
+// finish gives back what the query held once its last row is out.
+func (r *recursiveUnionOp) finish() {
+	r.done = true
+	delete(r.env.work, r.n.ID)
+	r.work, r.next, r.seen = nil, nil, nil
+	r.seenBytes = 0
+	_ = r.acc.Resize(batchBytes(r.out))
+}
+
+func (r *recursiveUnionOp) Close() {
+	if r.src != nil {
+		r.src.Close()
+		r.src = nil
+	}
+	if r.started && !r.done {
+		delete(r.env.work, r.n.ID)
+	}
+	r.acc.Close()
+}
 
 // workTableOp returns the working table of the RecursiveUnion running it.
 type workTableOp struct {

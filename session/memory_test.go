@@ -29,7 +29,14 @@ func TestMemoryLimit(t *testing.T) {
 	wantCode(t, s, "SELECT length(repeat('x', 40000000) || repeat('y', 40000000))", pgerror.OutOfMemory)
 	wantCode(t, s, "SELECT replace(repeat('x', 1000), 'x', repeat('y', 2000000))", pgerror.ProgramLimitExceeded)
 	mustRun(t, s, "SELECT length(repeat('x', 1000000) || 'y')", "columns length:integer; 1000001; SELECT 1")
-	wantCode(t, s, `WITH RECURSIVE r(n, s) AS (SELECT 1, repeat('x', 10000) UNION ALL SELECT n + 1, s FROM r WHERE n < 1000000)
+	// A recursive query holds its working table, not its result: 20,000
+	// rows of 10 kB (200 MB in all) pass through a 32 MB budget, and the
+	// LIMIT of an endless one ends it; a working table that doubles at
+	// each iteration fails with 53200.
+	mustRun(t, s, `WITH RECURSIVE r(n, s) AS (SELECT 1, repeat('x', 10000) UNION ALL SELECT n + 1, s FROM r WHERE n < 20000)
+		SELECT count(*), sum(length(s)) FROM r`, "columns count:bigint,sum:bigint; 20000|200000000; SELECT 1")
+	mustRun(t, s, `WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r LIMIT 3`, "columns n:integer; 1; 2; 3; SELECT 3")
+	wantCode(t, s, `WITH RECURSIVE r(n, s) AS (SELECT 1, repeat('x', 10000) UNION ALL SELECT n + 1, s FROM r, (VALUES (1), (2)) v(k) WHERE n < 40)
 		SELECT count(*) FROM r`, pgerror.OutOfMemory)
 	wantCode(t, s, `SELECT count(*) FROM (SELECT DISTINCT g, repeat('x', 100) FROM generate_series(1, 1000000) g) d`, pgerror.OutOfMemory)
 	if used := s.mem.Used(); used != 0 {
