@@ -430,6 +430,21 @@ func (s *Session) execAlterTableOwner(st *sql.AlterTableOwner, w ResultWriter) e
 
 // checkSetRole checks SET ROLE r: r must exist and the session user must
 // be a member of it (superusers may become any role).
+// setIsSuperuser sets is_superuser to whether the current role is a
+// superuser, as PostgreSQL reports it after SET ROLE.
+func (s *Session) setIsSuperuser(local bool) error {
+	if !s.eng.AuthEnabled && s.currentRole() == s.User {
+		s.setValue("is_superuser", "on", local)
+		return nil
+	}
+	a, err := s.auth()
+	if err != nil {
+		return err
+	}
+	s.setValue("is_superuser", onOff(a.Superuser(s.currentRole())), local)
+	return nil
+}
+
 func (s *Session) checkSetRole(st *sql.SetVar) error {
 	if st.Reset || len(st.Args) != 1 || st.Args[0].Text == "none" {
 		return nil

@@ -333,3 +333,29 @@ func TestPrivilegesInOtherDatabase(t *testing.T) {
 	mustRun(t, root, "GRANT USAGE ON SEQUENCE s_id_seq TO alice", "GRANT")
 	mustRun(t, alice, "INSERT INTO s (x) VALUES (7)", "INSERT 0 1")
 }
+
+// TestSetRoleIsSuperuser: is_superuser follows SET ROLE and is reported
+// to the client, as PostgreSQL does; a SET LOCAL ROLE's ends with its
+// transaction.
+func TestSetRoleIsSuperuser(t *testing.T) {
+	_, admin := privEngine(t)
+	if err := admin.Startup(map[string]string{}, true); err != nil { // as the wire layer starts it
+		t.Fatal(err)
+	}
+	mustRun(t, admin, "GRANT alice TO admin", "")
+	if got := runReport(t, admin, "SET ROLE alice"); !strings.Contains(got, "is_superuser=off") {
+		t.Fatalf("SET ROLE alice reported %q", got)
+	}
+	mustRun(t, admin, "SHOW is_superuser", "columns is_superuser:text; off; SHOW")
+	if got := runReport(t, admin, "RESET ROLE"); !strings.Contains(got, "is_superuser=on") {
+		t.Fatalf("RESET ROLE reported %q", got)
+	}
+	mustRun(t, admin, "BEGIN", "BEGIN")
+	mustRun(t, admin, "SET LOCAL ROLE alice", "SET")
+	mustRun(t, admin, "SHOW is_superuser", "columns is_superuser:text; off; SHOW")
+	mustRun(t, admin, "COMMIT", "COMMIT")
+	mustRun(t, admin, "SHOW is_superuser", "columns is_superuser:text; on; SHOW")
+	mustRun(t, admin, "SET ROLE alice", "SET")
+	mustRun(t, admin, "RESET ALL", "RESET")
+	mustRun(t, admin, "SHOW is_superuser", "columns is_superuser:text; on; SHOW")
+}

@@ -247,6 +247,12 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 			if err := s.checkSetRole(st); err != nil {
 				return err
 			}
+			if err := s.execSet(st, w); err != nil {
+				return err
+			}
+			// is_superuser is the current role's, reported to the
+			// client (and undone with a SET LOCAL ROLE).
+			return s.setIsSuperuser(st.Local)
 		}
 		return s.execSet(st, w)
 	case *sql.SetSnapshot:

@@ -391,6 +391,8 @@ func (s *Session) resetAll() {
 			s.setValue(key, "", false)
 		}
 	}
+	// The role is the session user's again, and so is is_superuser.
+	s.setValue("is_superuser", s.settings.reset["is_superuser"], false)
 }
 
 // setConfig is set_config(name, value, is_local): SET name = value, SET
