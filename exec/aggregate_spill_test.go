@@ -71,26 +71,7 @@ func runAgg(t *testing.T, cols []plan.Column, in []*types.Batch, budget int64, s
 	}
 	op.(*aggregateOp).in = &sliceOp{bs: in}
 	defer op.Close()
-	err = Drain(op, func(b *types.Batch) error {
-		for i := range b.Len() {
-			var sb strings.Builder
-			for _, v := range b.Cols {
-				if v.Nulls[i] {
-					sb.WriteString("NULL|")
-				} else {
-					sb.Write(types.AppendText(nil, v, i))
-					sb.WriteByte('|')
-				}
-			}
-			rows = append(rows, sb.String())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(rows)
-	return rows, files
+	return sortedRowText(t, op), files
 }
 
 // TestHashAggregateSpills: a GROUP BY whose groups pass work_mem many
@@ -146,4 +127,31 @@ func TestHashAggregateAccount(t *testing.T) {
 			t.Fatalf("limit %d: %d bytes still reserved after Close", limit, root.Used())
 		}
 	}
+}
+
+// sortedRowText drains op and returns its rows as text ("a|NULL|"),
+// sorted, for comparing two runs of an operator.
+func sortedRowText(t *testing.T, op Operator) []string {
+	t.Helper()
+	var rows []string
+	err := Drain(op, func(b *types.Batch) error {
+		for i := range b.Len() {
+			var sb strings.Builder
+			for _, v := range b.Cols {
+				if v.Nulls[i] {
+					sb.WriteString("NULL|")
+				} else {
+					sb.Write(types.AppendText(nil, v, i))
+					sb.WriteByte('|')
+				}
+			}
+			rows = append(rows, sb.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rows)
+	return rows
 }

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -64,26 +63,7 @@ func runJoin(t *testing.T, kind plan.JoinKind, on bool, cols []plan.Column, left
 	}
 	op.(*joinOp).left, op.(*joinOp).right = &sliceOp{bs: left}, &sliceOp{bs: right}
 	defer op.Close()
-	err = Drain(op, func(b *types.Batch) error {
-		for i := range b.Len() {
-			var sb strings.Builder
-			for _, v := range b.Cols {
-				if v.Nulls[i] {
-					sb.WriteString("NULL|")
-				} else {
-					sb.Write(types.AppendText(nil, v, i))
-					sb.WriteByte('|')
-				}
-			}
-			rows = append(rows, sb.String())
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(rows)
-	return rows, files
+	return sortedRowText(t, op), files
 }
 
 // TestGraceHashJoin: a build side past work_mem partitions both sides to
