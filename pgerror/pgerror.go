@@ -38,6 +38,8 @@ const (
 	InvalidAuthorization         Code = "28000"
 	InvalidPassword              Code = "28P01"
 	SerializationFailure         Code = "40001"
+	TransactionResolutionUnknown Code = "08007"
+	ReadOnlySQLTransaction       Code = "25006"
 	SyntaxError                  Code = "42601"
 	InsufficientPrivilege        Code = "42501"
 	UndefinedColumn              Code = "42703"

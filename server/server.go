@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deeplaked/deeplaked/session"
@@ -99,7 +100,10 @@ type Server struct {
 	ln     net.Listener
 	unix   net.Listener // nil without Options.UnixSocketDir
 	served chan error
-	logger *slog.Logger
+	// closeOnce makes Close idempotent; closeErr is its outcome.
+	closeOnce sync.Once
+	closeErr  error
+	logger    *slog.Logger
 }
 
 // Start opens storage and begins serving connections.
@@ -306,6 +310,11 @@ func (s *Server) DB() *storage.DB { return s.db }
 // Close stops accepting connections, ends the open ones and closes storage.
 // Every acknowledged write is already durable; Close only releases resources.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.wire.Shutdown(ctx)

@@ -17,6 +17,8 @@ func startServer(t *testing.T, dir string) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before dir's own cleanup, which was registered first.
+	t.Cleanup(func() { srv.Close() })
 	return srv
 }
 

@@ -740,7 +740,7 @@ func (db *DB) DefaultPrivilegesList(database string) ([]DefaultPrivileges, error
 func (db *DB) SetDefaultPrivileges(database string, d DefaultPrivileges) error {
 	k := defACLKey(database, d.Role, d.Schema, d.Kind)
 	if d.ACL == nil {
-		if err := db.kv.Delete(k, pebble.Sync); err != nil {
+		if err := db.syncDelete(k); err != nil {
 			return ioErrorf(err, "writing default privileges")
 		}
 		return nil
@@ -815,7 +815,7 @@ func (db *DB) RevokeMembership(role, member string, adminOnly bool) (bool, error
 		m.Admin = false
 		return true, db.putJSON(memberKey(role, member), m)
 	}
-	if err := db.kv.Delete(memberKey(role, member), pebble.Sync); err != nil {
+	if err := db.syncDelete(memberKey(role, member)); err != nil {
 		return false, ioErrorf(err, "revoking role membership")
 	}
 	return true, nil
@@ -907,7 +907,7 @@ func (db *DB) putJSON(k []byte, v any) error {
 	if err != nil {
 		return assertf("encoding %q: %v", k, err)
 	}
-	if err := db.kv.Set(k, data, pebble.Sync); err != nil {
+	if err := db.syncSet(k, data); err != nil {
 		return ioErrorf(err, "writing %q", k)
 	}
 	return nil

@@ -254,7 +254,7 @@ func (c *Catalog) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, 
 	if err != nil {
 		return false, assertf("encoding descriptor of %q: %v", desc.Name, err)
 	}
-	if err := db.kv.Set(descKey(c.oid, desc.Name), data, pebble.Sync); err != nil {
+	if err := db.syncSet(descKey(c.oid, desc.Name), data); err != nil {
 		return false, ioErrorf(err, "creating table %q", desc.Name)
 	}
 	ts := &tableState{desc: desc}
@@ -309,7 +309,7 @@ func (db *DB) dropTable(dbOID uint32, name string, ifExists bool, id uint64) (bo
 	defer b.Close()
 	err := dropTableBatch(b, t)
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = db.commitBatch(b)
 	}
 	if err != nil {
 		db.catMu.Unlock()
@@ -418,7 +418,7 @@ func (db *DB) deleteDropped(ctx context.Context, id uint64, name string) {
 		}
 	}
 	if err == nil {
-		err = db.kv.Delete(droppedKey(id), pebble.Sync)
+		err = db.syncDelete(droppedKey(id))
 	}
 	if err != nil {
 		db.log.Warn("storage: leaving objects of dropped table", "table", name, "err", err)

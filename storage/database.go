@@ -79,7 +79,8 @@ func readDatabases(r pebble.Reader) ([]*DatabaseDesc, error) {
 // every table into postgres (m/rel/<5><name>, Database set). A catalog
 // that records the current layout is left alone: a database postgres
 // dropped since stays dropped.
-func migrateLayout(kv *pebble.DB) (migrated int, err error) {
+func (db *DB) migrateLayout() (migrated int, err error) {
+	kv := db.kv
 	v, closer, err := kv.Get(layoutKey)
 	switch {
 	case err == nil:
@@ -136,7 +137,7 @@ func migrateLayout(kv *pebble.DB) (migrated int, err error) {
 	}
 	err = b.Set(layoutKey, []byte(catalogLayout), nil)
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = db.commitBatch(b)
 	}
 	if err != nil {
 		return 0, ioErrorf(err, "migrating the catalog")
@@ -204,7 +205,7 @@ func (db *DB) putDatabase(b *pebble.Batch, d *DatabaseDesc) error {
 	if b != nil {
 		err = b.Set(databaseKey(d.Name), data, nil)
 	} else {
-		err = db.kv.Set(databaseKey(d.Name), data, pebble.Sync)
+		err = db.syncSet(databaseKey(d.Name), data)
 	}
 	if err != nil {
 		return ioErrorf(err, "writing database %q", d.Name)
@@ -245,7 +246,7 @@ func (db *DB) DropDatabase(name string, ifExists bool) (bool, error) {
 		}
 	}
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = db.commitBatch(b)
 	}
 	if err != nil {
 		db.catMu.Unlock()
@@ -286,7 +287,7 @@ func (db *DB) RenameDatabase(name, to string) error {
 		err = db.putDatabase(b, &nd)
 	}
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = db.commitBatch(b)
 	}
 	if err != nil {
 		return ioErrorf(err, "renaming database %q", name)

@@ -66,6 +66,14 @@ type Options struct {
 	// after the last transaction reading it ended; 0 means
 	// DefaultEpochLinger.
 	EpochLinger time.Duration
+	// Durability says when a commit is acknowledged: once in the data
+	// directory (DurabilityLocal, the default; the storage location gets
+	// it in the background) or once in the storage location.
+	Durability Durability
+	// Attach lets a new data directory serve a storage location that
+	// already holds a catalog: Open loads it from the location's
+	// checkpoint and log.
+	Attach bool
 }
 
 // DefaultWholeChunkFetch is Options.WholeChunkFetch's default.
@@ -145,6 +153,30 @@ type DB struct {
 	// bgMu orders its start with Close.
 	bg   sync.WaitGroup
 	bgMu sync.Mutex
+
+	// logMu serializes the commits that change replicated keys, so that
+	// log order is commit order; it guards the log state below. It is
+	// taken last, after commitMu and catMu.
+	logMu sync.Mutex
+	// logSeq is the last log entry applied here; hasLog whether the data
+	// directory has a log position at all.
+	logSeq uint64
+	hasLog bool
+	// queued counts the entries not yet uploaded (DurabilityLocal).
+	queued int
+	// lastCheckpoint is the entry of the last checkpoint written or
+	// loaded.
+	lastCheckpoint uint64
+	// logBroken is set when an entry's fate is unknown; diverged when the
+	// location's log holds another writer's entry where this data
+	// directory's should be.
+	logBroken, diverged error
+	// node names this data directory in the entries it writes.
+	node string
+	// attaching is set by Open when a new data directory attaches.
+	attaching  bool
+	uploadKick chan struct{}
+	uploadDone chan struct{}
 }
 
 // tableState is the in-memory state of one table.
@@ -255,6 +287,9 @@ func Open(opts Options) (*DB, error) {
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
+
+		uploadKick: make(chan struct{}, 1),
+		uploadDone: make(chan struct{}),
 	}
 	db.epochLinger = opts.EpochLinger
 	if db.epochLinger <= 0 {
@@ -264,12 +299,15 @@ func Open(opts Options) (*DB, error) {
 	// store must belong together.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	err = db.checkIdentity(ctx)
+	if err == nil {
+		err = db.startLog(ctx)
+	}
 	cancel()
 	if err != nil {
 		_ = kv.Close()
 		return nil, err
 	}
-	migrated, err := migrateLayout(kv)
+	migrated, err := db.migrateLayout()
 	if err != nil {
 		_ = kv.Close()
 		return nil, err
@@ -282,6 +320,7 @@ func Open(opts Options) (*DB, error) {
 		return nil, err
 	}
 	go db.flushLoop()
+	go db.uploadLoop()
 	db.maybeKick()
 	db.rebuildIndexes()
 	// The tables dropped before a crash are listed now, before any
@@ -314,11 +353,17 @@ func (db *DB) Close() error {
 	}
 	close(db.stop)
 	<-db.done
+	<-db.uploadDone
 	db.bg.Wait()
 	db.closeEpochs()
 	db.saveIndexes()
 	if err := db.releaseCounters(); err != nil {
 		db.log.Warn("storage: keeping reserved counter blocks", "err", err)
+	}
+	// A last upload, so that a clean shutdown leaves nothing queued when
+	// the location is reachable.
+	if err := db.uploadQueued(); err != nil {
+		db.log.Warn("storage: commits left to upload at the next start", "err", err)
 	}
 	if db.ownStore != nil {
 		_ = db.ownStore.Close()

@@ -205,6 +205,10 @@ func TestDropTableWhileRead(t *testing.T) {
 			// A crash with the reader open (the directory copied as it
 			// is, then opened): the next Open deletes them.
 			crashed := t.TempDir()
+			// (The log's upload writes files into the objects folder.)
+			if err := db.SyncLog(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
 				t.Fatal(err)
 			}

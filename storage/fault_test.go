@@ -304,9 +304,11 @@ var writeFaults = []struct {
 }{
 	{"chunk", storage.Fault{Ops: ftOps(storage.ObjectPut), EveryNth: 3, Times: 1, Err: storage.ErrInjected}},
 	{"chunk-reply-lost", storage.Fault{Ops: ftOps(storage.ObjectPut), EveryNth: 3, Times: 1, Err: storage.ErrInjected, AfterCall: true}},
-	{"manifest", storage.Fault{Ops: ftOps(storage.ObjectPutIfAbsent), Times: 1, Err: storage.ErrInjected}},
-	{"manifest-reply-lost", storage.Fault{Ops: ftOps(storage.ObjectPutIfAbsent), Times: 1, Err: storage.ErrInjected, AfterCall: true}},
+	{"manifest", storage.Fault{Ops: ftOps(storage.ObjectPutIfAbsent), Key: isManifest, Times: 1, Err: storage.ErrInjected}},
+	{"manifest-reply-lost", storage.Fault{Ops: ftOps(storage.ObjectPutIfAbsent), Key: isManifest, Times: 1, Err: storage.ErrInjected, AfterCall: true}},
 }
+
+func isManifest(key string) bool { return strings.Contains(key, "/manifests/") }
 
 // TestFaultFlushWriteError fails an object write of a flush: the flush
 // reports it, every buffered row stays readable exactly once, the next

@@ -204,7 +204,7 @@ func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, remov
 	if err := wb.Set(key, rec.appendBinary(nil), nil); err != nil {
 		return ioErrorf(err, "committing %q", t.Name)
 	}
-	if err := wb.Commit(pebble.Sync); err != nil {
+	if err := db.commitBatch(wb); err != nil {
 		return ioErrorf(err, "committing %q", t.Name)
 	}
 	db.commitSeq++

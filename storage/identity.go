@@ -89,12 +89,16 @@ func (db *DB) checkIdentity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if hasIdent && fresh && db.opts.Attach {
+		db.attaching = true
+		return db.putJSON(storageKey, &storageRecord{Location: loc, Identity: ident.ID})
+	}
 	if hasIdent {
 		what := "a new data directory"
 		if !fresh {
 			what = "data directory " + db.opts.Dir + ", which belongs to no storage yet,"
 		}
-		return foreign("storage %s already holds another catalog's data (identity %s): %s cannot use it; start with that catalog's data directory, or give this one its own --storage prefix",
+		return foreign("storage %s already holds another catalog's data (identity %s): %s cannot use it; start with that catalog's data directory, or with --attach to serve that catalog from a new data directory, or give this one its own --storage prefix",
 			loc, ident.ID, what)
 	}
 	objects, err := db.store.List(ctx, "tables/")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
 )
 
@@ -168,7 +167,7 @@ func (db *DB) putDesc(desc *TableDesc) error {
 	if err != nil {
 		return assertf("encoding descriptor of %q: %v", desc.Name, err)
 	}
-	if err := db.kv.Set(descKey(desc.Database, desc.Name), data, pebble.Sync); err != nil {
+	if err := db.syncSet(descKey(desc.Database, desc.Name), data); err != nil {
 		return ioErrorf(err, "writing the descriptor of %q", desc.Name)
 	}
 	return nil
@@ -177,7 +176,7 @@ func (db *DB) putDesc(desc *TableDesc) error {
 // dropIndexObjects deletes the saved copies of index id of table and its
 // catalog entry. A failure leaves garbage, not a broken database.
 func (db *DB) dropIndexObjects(table, id uint64) {
-	if err := db.kv.Delete(appendIDKey(nil, table, tagIndex, id), pebble.Sync); err != nil {
+	if err := db.syncDelete(appendIDKey(nil, table, tagIndex, id)); err != nil {
 		db.log.Warn("storage: leaving the entry of a dropped index", "err", err)
 	}
 	ctx := db.ctx()

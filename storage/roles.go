@@ -179,7 +179,7 @@ func (db *DB) DropRole(name string, ifExists bool) (bool, error) {
 		err = b.Delete(roleKey(name), nil)
 	}
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = db.commitBatch(b)
 	}
 	if err != nil {
 		return false, fmt.Errorf("dropping role %q: %w", name, err)
@@ -192,7 +192,7 @@ func (db *DB) putRole(r *Role) error {
 	if err != nil {
 		return err
 	}
-	if err := db.kv.Set(roleKey(r.Name), data, pebble.Sync); err != nil {
+	if err := db.syncSet(roleKey(r.Name), data); err != nil {
 		return fmt.Errorf("writing role %q: %w", r.Name, err)
 	}
 	return nil

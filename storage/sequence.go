@@ -60,7 +60,7 @@ func (db *DB) alloc(key []byte, n uint64) (uint64, error) {
 	}
 	if c.next+n > c.limit {
 		limit := c.next + n + counterBlock
-		if err := db.kv.Set(key, binary.BigEndian.AppendUint64(nil, limit), pebble.Sync); err != nil {
+		if err := db.syncSet(key, binary.BigEndian.AppendUint64(nil, limit)); err != nil {
 			return 0, ioErrorf(err, "reserving counter %q", key)
 		}
 		c.limit = limit
@@ -122,5 +122,5 @@ func (db *DB) releaseCounters() error {
 	if b.Empty() {
 		return nil
 	}
-	return b.Commit(pebble.Sync)
+	return db.commitBatch(b)
 }

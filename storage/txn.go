@@ -547,7 +547,7 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 			return ioErrorf(err, "committing")
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.commitBatch(b); err != nil {
 		return ioErrorf(err, "committing")
 	}
 	db.commitSeq++

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
 	"github.com/deeplaked/deeplaked/vector"
@@ -498,7 +497,7 @@ func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) erro
 	_, live := db.byID[t.ID]
 	var err error
 	if live {
-		err = db.kv.Set(appendIDKey(nil, t.ID, tagIndex, vi.desc.ID), val, pebble.Sync)
+		err = db.syncSet(appendIDKey(nil, t.ID, tagIndex, vi.desc.ID), val)
 	}
 	db.catMu.RUnlock()
 	if !live {
