@@ -207,8 +207,8 @@ func TestS3DiskCache(t *testing.T) {
 		t.Fatalf("%d rows", len(want))
 	}
 	cold := stats(srv)
-	if cold.Misses == first.Misses || cold.Fills == first.Fills {
-		t.Fatalf("the first scan read no chunk from S3 into the cache: %+v -> %+v", first, cold)
+	if cold.Misses == first.Misses {
+		t.Fatalf("the first scan read no chunk from S3: %+v -> %+v", first, cold)
 	}
 	if got := queryText(t, conn, scan); !reflect.DeepEqual(got, want) {
 		t.Fatal("the second scan's rows differ")
@@ -239,14 +239,14 @@ func TestS3DiskCache(t *testing.T) {
 	conn = connect(t, srv.Addr())
 	defer conn.Close(ctx)
 	reopened := stats(srv)
-	if reopened.Files != cold.Files || reopened.Bytes != cold.Bytes {
-		t.Fatalf("after the restart the cache holds %d files (%d bytes), before %d (%d)", reopened.Files, reopened.Bytes, cold.Files, cold.Bytes)
+	if reopened.Files != cold.Misses-first.Misses {
+		t.Fatalf("after the restart the cache holds %d files; the first scan read %d chunks from S3", reopened.Files, cold.Misses-first.Misses)
 	}
 	if got := queryText(t, conn, scan); !reflect.DeepEqual(got, want) {
 		t.Fatal("the rows read from the cache differ")
 	}
 	after := stats(srv)
-	if after.Misses != 0 || after.Hits < cold.Fills || after.Corrupt != 0 {
-		t.Fatalf("the scan after the restart: %+v (the first scan filled %d files)", after, cold.Fills)
+	if after.Misses != 0 || after.Hits < reopened.Files || after.Corrupt != 0 {
+		t.Fatalf("the scan after the restart: %+v (the cache holds %d files)", after, reopened.Files)
 	}
 }

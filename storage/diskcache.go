@@ -30,7 +30,9 @@ import (
 //
 // Whole-object reads (Get, GetInto, GetSizedInto) of a chunk not in the
 // cache read it from the inner store, once however many readers ask at
-// the same time, and keep it. Range reads are served from a cached copy
+// the same time, and keep it: its file is written in the background (up
+// to diskCacheWriteBehind bytes at once), and the readers that asked
+// meanwhile wait for it. Range reads are served from a cached copy
 // when there is one; otherwise they go to the inner store and, when
 // DiskCacheOptions.RangeFills allows, queue a read of the whole object in
 // the background (an exact shuffle reads one block per row, and its next
@@ -74,6 +76,9 @@ type DiskCache struct {
 	fillq  chan string
 	bgStop context.CancelFunc
 	bg     sync.WaitGroup
+	// writes counts writeBehind's writes, pending their bytes.
+	writes  sync.WaitGroup
+	pending atomic.Int64
 
 	hits, misses, hitBytes, fills, fillBytes, evictions, corrupt atomic.Int64
 	lastWarn                                                     atomic.Int64
@@ -110,7 +115,8 @@ type DiskCacheStats struct {
 	// HitBytes are the bytes that hits returned.
 	HitBytes int64
 	// Fills and FillBytes count the objects written into the cache and
-	// their bytes.
+	// their bytes (once written: a read's copy is written after it
+	// returns).
 	Fills, FillBytes int64
 	// Evictions counts files deleted to make room.
 	Evictions int64
@@ -388,6 +394,7 @@ func (c *DiskCache) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	c.writes.Wait()
 	if c.bgStop != nil {
 		c.bgStop()
 		c.bg.Wait()
@@ -525,6 +532,9 @@ func (c *DiskCache) getWhole(ctx context.Context, key string, buf []byte, progre
 			out, err := fetch(buf)
 			stored := false
 			if err == nil && (size < 0 || int64(len(out)-start) == size) {
+				if c.writeBehind(key, f, out[start:]) {
+					return out, nil
+				}
 				stored = c.keep(key, out[start:])
 			}
 			c.land(key, f, stored, err)
@@ -766,6 +776,61 @@ func (c *DiskCache) rangeFiller(ctx context.Context) {
 			}
 			c.land(key, f, stored, err)
 		}
+	}
+}
+
+// writeBehind keeps a copy of data, the object key, in the background and
+// then ends the flight f (whose waiters then read the file), unless
+// diskCacheWriteBehind bytes are being written already or the cache is
+// closed. The reader goes on meanwhile: a scan's chunk load is not held up
+// by the write, which on a busy machine takes about as long as a part of
+// the chunk took to come from S3.
+func (c *DiskCache) writeBehind(key string, f *diskFlight, data []byte) bool {
+	n := int64(len(data))
+	if diskCacheFileLen(n) > c.max/4 {
+		return false
+	}
+	if c.pending.Add(n) > diskCacheWriteBehind {
+		c.pending.Add(-n)
+		return false
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.pending.Add(-n)
+		return false
+	}
+	c.writes.Add(1)
+	c.mu.Unlock()
+	cp := getWriteBuf(int(n))
+	copy(*cp, data)
+	go func() {
+		defer c.writes.Done()
+		stored := c.keep(key, *cp)
+		putWriteBuf(cp)
+		c.pending.Add(-n)
+		c.land(key, f, stored, nil)
+	}()
+	return true
+}
+
+// diskCacheWriteBehind bounds the bytes writeBehind holds.
+const diskCacheWriteBehind = 64 << 20
+
+var writeBufs sync.Pool
+
+func getWriteBuf(n int) *[]byte {
+	if b, ok := writeBufs.Get().(*[]byte); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+func putWriteBuf(b *[]byte) {
+	if cap(*b) <= 32<<20 {
+		writeBufs.Put(b)
 	}
 }
 

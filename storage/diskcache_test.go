@@ -84,12 +84,23 @@ func newTestDiskCache(t *testing.T, inner ObjectStore, dir string, max int64) *D
 // others in.
 func cacheDir(t *testing.T) string { return filepath.Join(t.TempDir(), "cache") }
 
+// mustGet reads key and checks its bytes; from a DiskCache, once the
+// copy it keeps is written.
 func mustGet(t *testing.T, s ObjectStore, key string, want []byte) {
 	t.Helper()
 	got, err := s.Get(context.Background(), key)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("get %s = %d bytes, %v; want its %d bytes", key, len(got), err, len(want))
 	}
+	if c, ok := s.(*DiskCache); ok {
+		c.writes.Wait()
+	}
+}
+
+// settle returns c's stats once the copies it is writing are written.
+func settle(c *DiskCache) DiskCacheStats {
+	c.writes.Wait()
+	return c.Stats()
 }
 
 func TestDiskCacheHitMiss(t *testing.T) {
@@ -103,7 +114,7 @@ func TestDiskCacheHitMiss(t *testing.T) {
 	}
 	mustGet(t, c, key, obj)
 	mustGet(t, c, key, obj)
-	if st := c.Stats(); inner.gets.Load() != 1 || st.Hits != 1 || st.Misses != 1 || st.Fills != 1 || st.HitBytes != int64(len(obj)) ||
+	if st := settle(c); inner.gets.Load() != 1 || st.Hits != 1 || st.Misses != 1 || st.Fills != 1 || st.HitBytes != int64(len(obj)) ||
 		st.Files != 1 || st.Bytes != diskCacheFileLen(int64(len(obj))) {
 		t.Fatalf("after two gets: %d inner gets, %+v", inner.gets.Load(), st)
 	}
@@ -143,7 +154,7 @@ func TestDiskCacheHitMiss(t *testing.T) {
 	if inner.gets.Load() != 1 || inner.ranges.Load() != 0 {
 		t.Fatalf("the inner store was read again: %d gets, %d range reads", inner.gets.Load(), inner.ranges.Load())
 	}
-	if st := c.Stats(); st.Misses != 1 || st.Corrupt != 0 {
+	if st := settle(c); st.Misses != 1 || st.Corrupt != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 
@@ -177,7 +188,7 @@ func TestDiskCacheSized(t *testing.T) {
 	if got, err := c.GetSizedInto(ctx, key, 1000, nil, nil); err != nil || len(got) != len(obj) {
 		t.Fatalf("GetSizedInto of the wrong size = %d bytes, %v", len(got), err)
 	}
-	if st := c.Stats(); st.Files != 0 || inner.sized.Load() != 1 {
+	if st := settle(c); st.Files != 0 || inner.sized.Load() != 1 {
 		t.Fatalf("an object of another size was cached: %+v; %d sized reads", st, inner.sized.Load())
 	}
 	for range 2 {
@@ -185,7 +196,7 @@ func TestDiskCacheSized(t *testing.T) {
 			t.Fatalf("GetSizedInto = %d bytes, %v", len(got), err)
 		}
 	}
-	if st := c.Stats(); st.Files != 1 || st.Hits != 1 || inner.sized.Load() != 2 || inner.gets.Load() != 0 {
+	if st := settle(c); st.Files != 1 || st.Hits != 1 || inner.sized.Load() != 2 || inner.gets.Load() != 0 {
 		t.Fatalf("stats %+v; %d sized reads, %d gets", st, inner.sized.Load(), inner.gets.Load())
 	}
 }
@@ -213,7 +224,7 @@ func TestDiskCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	mustGet(t, c, keys[0], objs[keys[0]]) // 0 is now the most recent
 	mustGet(t, c, keys[4], objs[keys[4]]) // evicts 1
 	mustGet(t, c, keys[5], objs[keys[5]]) // evicts 2
-	st := c.Stats()
+	st := settle(c)
 	if st.Evictions != 2 || st.Files != 4 || st.Bytes != 4*flen {
 		t.Fatalf("stats %+v", st)
 	}
@@ -239,9 +250,9 @@ func TestDiskCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	if err := inner.Put(ctx, big, testObject(9, 2*size)); err != nil {
 		t.Fatal(err)
 	}
-	n := c.Stats().Fills
-	if _, err := c.Get(ctx, big); err != nil || c.Stats().Fills != n {
-		t.Fatalf("a big object: %v, cached %v", err, c.Stats().Fills != n)
+	n := settle(c).Fills
+	if _, err := c.Get(ctx, big); err != nil || settle(c).Fills != n {
+		t.Fatalf("a big object: %v, cached %v", err, settle(c).Fills != n)
 	}
 }
 
@@ -288,7 +299,7 @@ func TestDiskCacheCorruptFile(t *testing.T) {
 	if err != nil || !bytes.Equal(got, obj) {
 		t.Fatalf("read of a damaged file = %d bytes, %v", len(got), err)
 	}
-	if st := c.Stats(); st.Corrupt != 1 || st.Fills != 2 || inner.gets.Load() != 2 {
+	if st := settle(c); st.Corrupt != 1 || st.Fills != 2 || inner.gets.Load() != 2 {
 		t.Fatalf("stats %+v, %d inner gets", st, inner.gets.Load())
 	}
 	mustGet(t, c, key, obj)
@@ -302,7 +313,7 @@ func TestDiskCacheCorruptFile(t *testing.T) {
 	if got, err := c.GetRange(ctx, key, 5, 10); err != nil || !bytes.Equal(got, obj[5:15]) {
 		t.Fatalf("range read of a damaged block = %d bytes, %v", len(got), err)
 	}
-	if st := c.Stats(); st.Corrupt != 2 || st.Files != 0 || inner.ranges.Load() != 1 {
+	if st := settle(c); st.Corrupt != 2 || st.Files != 0 || inner.ranges.Load() != 1 {
 		t.Fatalf("stats %+v, %d inner range reads", st, inner.ranges.Load())
 	}
 	if _, err := os.Stat(c.path(key)); !errors.Is(err, os.ErrNotExist) {
@@ -317,7 +328,7 @@ func TestDiskCacheCorruptFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustGet(t, c, key, obj)
-	if st := c.Stats(); st.Corrupt != 4 || st.Files != 1 {
+	if st := settle(c); st.Corrupt != 4 || st.Files != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -365,7 +376,7 @@ func TestDiskCacheOneFetch(t *testing.T) {
 	if n := inner.gets.Load(); n != 1 {
 		t.Fatalf("%d reads of the inner store, want 1", n)
 	}
-	if st := c.Stats(); st.Misses != 1 || st.Hits != readers-1 {
+	if st := settle(c); st.Misses != 1 || st.Hits != readers-1 {
 		t.Fatalf("stats %+v", st)
 	}
 
@@ -449,7 +460,7 @@ func TestDiskCacheReopenAfterCrash(t *testing.T) {
 	// Reopened with room for two: the least recent of the three sound
 	// files goes.
 	c2 := newTestDiskCache(t, inner, dir, 2*diskCacheFileLen(size)+100)
-	st := c2.Stats()
+	st := settle(c2)
 	if st.Files != 2 || st.Corrupt != 1 || st.Evictions != 1 {
 		t.Fatalf("reopened: %+v", st)
 	}
@@ -500,7 +511,7 @@ func TestDiskCacheBypassesOtherKeys(t *testing.T) {
 	if !diskCacheable(fragChunkKey(12, 0xabc, 3, 77)) {
 		t.Fatal("a chunk key is not cacheable")
 	}
-	if st := c.Stats(); st.Files != 0 || st.Hits != 0 || st.Misses != 0 {
+	if st := settle(c); st.Files != 0 || st.Hits != 0 || st.Misses != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	des, _ := os.ReadDir(c.objDir)
@@ -578,8 +589,9 @@ func TestDiskCacheFastPaths(t *testing.T) {
 		if _, err := s.(bufferedGetter).GetInto(ctx, key, nil, nil); err != nil {
 			t.Fatal(err)
 		}
+		c.writes.Wait()
 	}
-	if st := c.Stats(); st.Hits != 2 || st.Misses != 2 {
+	if st := settle(c); st.Hits != 2 || st.Misses != 2 {
 		t.Fatalf("stats %+v", st)
 	}
 
@@ -614,7 +626,7 @@ func TestDiskCacheRangeFill(t *testing.T) {
 		t.Fatalf("range miss = %d bytes, %v", len(got), err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Stats().Fills == 0 {
+	for settle(c).Fills == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the object was not read in the background")
 		}
@@ -627,7 +639,7 @@ func TestDiskCacheRangeFill(t *testing.T) {
 	if inner.ranges.Load() != before {
 		t.Fatal("a range read of a filled object reached the inner store")
 	}
-	if st := c.Stats(); st.Hits != 1 || st.Misses != 1 || st.Fills != 1 {
+	if st := settle(c); st.Hits != 1 || st.Misses != 1 || st.Fills != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -671,7 +683,7 @@ func TestDiskCacheDirectory(t *testing.T) {
 	}
 	c2 := newTestDiskCache(t, other, dir, 64<<20)
 	mustGet(t, c2, key, []byte("else"))
-	if st := c2.Stats(); st.Hits != 0 || st.Misses != 1 {
+	if st := settle(c2); st.Hits != 0 || st.Misses != 1 {
 		t.Fatalf("another location's cache file was served: %+v", st)
 	}
 	c2.Close()
