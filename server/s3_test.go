@@ -166,3 +166,87 @@ func TestStorageMistakesRefused(t *testing.T) {
 		t.Fatalf("after the refusals: %v", got)
 	}
 }
+
+// TestS3DiskCache: with a cache directory, the second pass over a table
+// on S3 reads no chunk from S3, also after a restart, when the chunks come
+// from the cache's files; the rows are the same.
+func TestS3DiskCache(t *testing.T) {
+	gw := s3test.Start(t)
+	gw.SetEnv(t)
+	ctx := context.Background()
+	opts := server.Options{
+		Listen:     "127.0.0.1:0",
+		DataDir:    t.TempDir(),
+		Storage:    "s3://" + gw.NewBucketName() + "/c1",
+		S3Endpoint: gw.Endpoint,
+		CacheDir:   filepath.Join(t.TempDir(), "cache"),
+		CacheSize:  256 << 20,
+	}
+	stats := func(srv *server.Server) storage.DiskCacheStats {
+		t.Helper()
+		c, ok := srv.DB().Store().(interface{ Stats() storage.DiskCacheStats })
+		if !ok {
+			t.Fatalf("the store %T is not a disk cache", srv.DB().Store())
+		}
+		return c.Stats()
+	}
+	const scan = "SELECT * FROM t ORDER BY id"
+	srv, err := server.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, srv.Addr())
+	mustExec(t, conn, "CREATE TABLE t (id int PRIMARY KEY, v int8, s text, emb vector(8))")
+	mustExec(t, conn, "INSERT INTO t SELECT g, g * 3, 'row ' || g, '[1,2,3,4,5,6,7,8]' FROM generate_series(1, 20000) g")
+	if err := srv.DB().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := stats(srv)
+	want := queryText(t, conn, scan)
+	if len(want) != 20000 {
+		t.Fatalf("%d rows", len(want))
+	}
+	cold := stats(srv)
+	if cold.Misses == first.Misses {
+		t.Fatalf("the first scan read no chunk from S3: %+v -> %+v", first, cold)
+	}
+	if got := queryText(t, conn, scan); !reflect.DeepEqual(got, want) {
+		t.Fatal("the second scan's rows differ")
+	}
+	if warm := stats(srv); warm.Misses != cold.Misses {
+		t.Fatalf("the second scan read chunks from S3: %+v -> %+v", cold, warm)
+	}
+	conn.Close(ctx)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A start that fails (a second catalog on the prefix) leaves the
+	// cache directory free for the next.
+	second := opts
+	second.DataDir = t.TempDir()
+	if _, err := server.Start(ctx, second); !errors.Is(err, storage.ErrForeignStorage) {
+		t.Fatalf("a second data directory on the prefix: %v", err)
+	}
+
+	// After a restart nothing is decoded in memory: the chunks come
+	// from the files.
+	srv, err = server.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	conn = connect(t, srv.Addr())
+	defer conn.Close(ctx)
+	reopened := stats(srv)
+	if reopened.Files != cold.Misses-first.Misses {
+		t.Fatalf("after the restart the cache holds %d files; the first scan read %d chunks from S3", reopened.Files, cold.Misses-first.Misses)
+	}
+	if got := queryText(t, conn, scan); !reflect.DeepEqual(got, want) {
+		t.Fatal("the rows read from the cache differ")
+	}
+	after := stats(srv)
+	if after.Misses != 0 || after.Hits < reopened.Files || after.Corrupt != 0 {
+		t.Fatalf("the scan after the restart: %+v (the cache holds %d files)", after, reopened.Files)
+	}
+}

@@ -53,6 +53,14 @@ type Options struct {
 	Storage string
 	// S3Endpoint is the URL of an S3-compatible server; empty means AWS.
 	S3Endpoint string
+	// CacheDir, with Storage set, is a local directory (created 0700)
+	// that keeps the chunk objects read from Storage, so that the next
+	// pass over a table reads the disk (storage.DiskCache). It is not
+	// used for the data directory's own objects, already on local disk.
+	CacheDir string
+	// CacheSize is the most bytes of files CacheDir holds; 0 means
+	// DefaultCacheSize.
+	CacheSize int64
 	// FlushRows overrides storage.DefaultFlushRows (tests use small values
 	// so that rows reach chunks quickly).
 	FlushRows int
@@ -96,6 +104,7 @@ type Options struct {
 // Server is a running deeplaked.
 type Server struct {
 	db     *storage.DB
+	cache  *storage.DiskCache // nil without Options.CacheDir
 	wire   *wire.Server
 	ln     net.Listener
 	unix   net.Listener // nil without Options.UnixSocketDir
@@ -132,6 +141,19 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	store, err := openObjectStore(ctx, opts.Storage, opts.S3Endpoint)
 	if err != nil {
 		return nil, err
+	}
+	cache, err := openCache(store, opts, logger)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	if cache != nil {
+		store = cache.Store()
+		defer func() {
+			if !started {
+				cache.Close() // unlocks the directory
+			}
+		}()
 	}
 	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Location: opts.Storage, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention})
 	if err != nil {
@@ -171,7 +193,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("listening on %s: %w", opts.Listen, err)
 	}
-	s := &Server{db: db, ln: ln, served: make(chan error, 2), logger: logger}
+	s := &Server{db: db, cache: cache, ln: ln, served: make(chan error, 2), logger: logger}
 	if opts.UnixSocketDir != "" {
 		if s.unix, err = listenUnix(ctx, opts.UnixSocketDir, ln.Addr()); err != nil {
 			ln.Close()
@@ -202,6 +224,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		dir = "(memory)"
 	}
 	logger.Info("deeplaked listening", "addr", ln.Addr().String(), "data_dir", dir, "storage", cmp.Or(opts.Storage, "local"), "auth", method.String(), "tls", tlsConfig != nil, "memory_limit", memLimit)
+	started = true
 	return s, nil
 }
 
@@ -224,6 +247,32 @@ func openObjectStore(ctx context.Context, spec, endpoint string) (storage.Object
 		return nil, fmt.Errorf("storage %s: %w", spec, err)
 	}
 	return st, nil
+}
+
+// DefaultCacheSize is Options.CacheSize's default: 10 GiB.
+const DefaultCacheSize = 10 << 30
+
+// openCache opens the disk cache of store that opts ask for, or returns
+// nil: none asked, or store is the data directory's (nil).
+func openCache(store storage.ObjectStore, opts Options, logger *slog.Logger) (*storage.DiskCache, error) {
+	if opts.CacheDir == "" {
+		return nil, nil
+	}
+	if store == nil {
+		logger.Warn("cache directory unused: table data is in the data directory, on local disk already", "cache_dir", opts.CacheDir)
+		return nil, nil
+	}
+	size := cmp.Or(opts.CacheSize, DefaultCacheSize)
+	if size < 0 {
+		return nil, fmt.Errorf("cache size %d: want a positive number of bytes", size)
+	}
+	cache, err := storage.NewDiskCache(store, opts.CacheDir, size, storage.DiskCacheOptions{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	st := cache.Stats()
+	logger.Info("disk cache", "cache_dir", opts.CacheDir, "cache_size", size, "files", st.Files, "bytes", st.Bytes)
+	return cache, nil
 }
 
 // parseStorageSpec reads "s3://bucket/prefix[?setting=value&...]". The
@@ -330,6 +379,9 @@ func (s *Server) close() error {
 	}
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = cerr
+	}
+	if s.cache != nil {
+		_ = s.cache.Close()
 	}
 	return err
 }

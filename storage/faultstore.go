@@ -50,6 +50,10 @@ func (o ObjectOp) String() string {
 //     result replaced by the error, like a write whose reply was lost.
 //   - ShortRead: Get and GetRange return only the first half of the bytes
 //     (len/2), as a transfer cut short would.
+//   - BytesPerSecond: Get and GetRange take at least len/BytesPerSecond
+//     seconds, the call's own time included: each call is a transfer at
+//     that rate, whatever else runs, as each connection to S3 carries
+//     about 85-90 MB/s. Of several throttles that fire, the slowest holds.
 type Fault struct {
 	Ops       []ObjectOp
 	Key       func(key string) bool
@@ -60,6 +64,8 @@ type Fault struct {
 	Err       error
 	AfterCall bool
 	ShortRead bool
+
+	BytesPerSecond float64
 }
 
 // FaultStore wraps an ObjectStore and makes chosen calls fail, slow down
@@ -76,6 +82,9 @@ type FaultStore struct {
 	mu     sync.Mutex
 	rng    *rand.Rand
 	faults []*Injection
+
+	// sleep waits out delays and throttles (tests record them).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 var _ ObjectStore = (*FaultStore)(nil)
@@ -90,7 +99,7 @@ type Injection struct {
 
 // NewFaultStore wraps inner; seed seeds the draws of Fault.Prob.
 func NewFaultStore(inner ObjectStore, seed uint64) *FaultStore {
-	return &FaultStore{inner: inner, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return &FaultStore{inner: inner, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), sleep: sleepCtx}
 }
 
 // Inner returns the wrapped store, for reaching the data past the faults.
@@ -138,6 +147,9 @@ type faultEffect struct {
 	err       error // the first error of the faults that fired
 	afterCall bool
 	shortRead bool
+	// rate is the slowest throttle that fired, in bytes per second (0:
+	// none).
+	rate float64
 }
 
 func (in *Injection) matches(op ObjectOp, key string) bool {
@@ -182,6 +194,9 @@ func (s *FaultStore) effectOf(op ObjectOp, key string) faultEffect {
 			e.err, e.afterCall = f.Err, f.AfterCall
 		}
 		e.shortRead = e.shortRead || f.ShortRead
+		if f.BytesPerSecond > 0 && (e.rate == 0 || f.BytesPerSecond < e.rate) {
+			e.rate = f.BytesPerSecond
+		}
 	}
 	return e
 }
@@ -190,7 +205,7 @@ func (s *FaultStore) effectOf(op ObjectOp, key string) faultEffect {
 func (s *FaultStore) before(ctx context.Context, op ObjectOp, key string) (faultEffect, error) {
 	e := s.effectOf(op, key)
 	if e.delay > 0 {
-		if err := sleepCtx(ctx, e.delay); err != nil {
+		if err := s.sleep(ctx, e.delay); err != nil {
 			return e, err
 		}
 	}
@@ -225,6 +240,7 @@ func (s *FaultStore) read(ctx context.Context, op ObjectOp, key string, call fun
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	data, err := call()
 	if err = e.after(op, key, err); err != nil {
 		return nil, err
@@ -232,7 +248,20 @@ func (s *FaultStore) read(ctx context.Context, op ObjectOp, key string, call fun
 	if e.shortRead {
 		data = data[:len(data)/2]
 	}
+	if e.rate > 0 {
+		if d := throttleDelay(len(data), e.rate, time.Since(start)); d > 0 {
+			if err := s.sleep(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return data, nil
+}
+
+// throttleDelay is how long a read of n bytes that took elapsed must
+// still wait to have moved them at rate bytes per second.
+func throttleDelay(n int, rate float64, elapsed time.Duration) time.Duration {
+	return time.Duration(float64(n)/rate*float64(time.Second)) - elapsed
 }
 
 // Put implements ObjectStore.

@@ -91,6 +91,9 @@ func main() {
 	dataDir := flag.String("data-dir", envOr("DEEPLAKED_DATA_DIR", "./deeplake-data"), "data directory (env DEEPLAKED_DATA_DIR)")
 	storageURL := flag.String("storage", envOr("DEEPLAKED_STORAGE", ""), "where table data lives: empty for the data directory, s3://bucket/prefix[?read_part_size=2MB&read_concurrency=32] for S3 (env DEEPLAKED_STORAGE)")
 	s3Endpoint := flag.String("s3-endpoint", envOr("DEEPLAKED_S3_ENDPOINT", ""), "URL of an S3-compatible server; empty for AWS (env DEEPLAKED_S3_ENDPOINT)")
+	cacheDir := flag.String("cache-dir", envOr("DEEPLAKED_CACHE_DIR", ""),
+		"local directory that keeps the chunks read from --storage, so that the next pass over a table reads the disk; only with --storage (the data directory's objects are on local disk already); empty for none (env DEEPLAKED_CACHE_DIR)")
+	cacheSizeFlag := flag.String("cache-size", envOr("DEEPLAKED_CACHE_SIZE", "10GB"), "most bytes --cache-dir holds, such as 10GB or 512MB (env DEEPLAKED_CACHE_SIZE)")
 	retention := flag.Duration("version-retention", envDuration("DEEPLAKED_VERSION_RETENTION", storage.DefaultVersionRetention),
 		"how long old table versions are kept for reading past versions; VACUUM expires older ones, 0s keeps only the current version (env DEEPLAKED_VERSION_RETENTION)")
 	auth := flag.String("auth", envOr("DEEPLAKED_AUTH", ""), "client authentication: trust, scram, md5 (answered with SCRAM) or password; default trust on a loopback --listen, scram otherwise (env DEEPLAKED_AUTH)")
@@ -115,6 +118,11 @@ func main() {
 			os.Exit(2)
 		}
 		memoryLimit = kb << 10
+	}
+	cacheKB, ok := types.MemorySettingKB(*cacheSizeFlag)
+	if !ok || cacheKB < 64<<10 || cacheKB > 1<<40 {
+		fmt.Fprintf(os.Stderr, "deeplaked: --cache-size %q: want a size from 64MB to 1PB, such as 10GB or 512MB\n", *cacheSizeFlag)
+		os.Exit(2)
 	}
 	// Go's runtime collects harder near its limit and returns freed
 	// memory to the system; a quarter is left for what it does not count
@@ -146,6 +154,8 @@ func main() {
 		DataDir:       *dataDir,
 		Storage:       *storageURL,
 		S3Endpoint:    *s3Endpoint,
+		CacheDir:      *cacheDir,
+		CacheSize:     cacheKB << 10,
 		Logger:        logger,
 
 		VersionRetention: *retention,
