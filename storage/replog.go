@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -89,7 +89,9 @@ var (
 func logKey(seq uint64) string        { return logPrefix + fmt.Sprintf("%020d", seq) }
 func checkpointDir(seq uint64) string { return checkpointPrefix + fmt.Sprintf("%020d", seq) + "/" }
 
-func outKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(append([]byte(nil), outPrefix...), seq) }
+func outKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), outPrefix...), seq)
+}
 
 // isReplicated tells whether a Pebble key belongs to the replicated state
 // every data directory of a location shares, rather than to this data
