@@ -61,6 +61,17 @@ type Options struct {
 	// CacheSize is the most bytes of files CacheDir holds; 0 means
 	// DefaultCacheSize.
 	CacheSize int64
+	// Attach lets a new data directory serve a Storage location that
+	// already holds a catalog, loading it from the location
+	// (storage.Options.Attach).
+	Attach bool
+	// Durability says when a commit is acknowledged: "local" (the
+	// default) or "bucket" (storage.Durability).
+	Durability string
+	// RefreshInterval is how often the server applies what other
+	// servers of its storage location committed; 0 means
+	// storage.DefaultRefreshInterval.
+	RefreshInterval time.Duration
 	// FlushRows overrides storage.DefaultFlushRows (tests use small values
 	// so that rows reach chunks quickly).
 	FlushRows int
@@ -155,7 +166,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 		}()
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Location: opts.Storage, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention})
+	durability, err := storage.ParseDurability(opts.Durability)
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(storage.Options{Dir: opts.DataDir, InMemory: opts.InMemory, Store: store, Location: opts.Storage, Logger: logger, FlushRows: opts.FlushRows, VersionRetention: opts.VersionRetention,
+		Attach: opts.Attach, Durability: durability, RefreshInterval: opts.RefreshInterval})
 	if err != nil {
 		return nil, fmt.Errorf("opening storage in %s: %w", opts.DataDir, err)
 	}

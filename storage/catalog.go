@@ -309,7 +309,7 @@ func (db *DB) dropTable(dbOID uint32, name string, ifExists bool, id uint64) (bo
 	defer b.Close()
 	err := dropTableBatch(b, t)
 	if err == nil {
-		err = db.commitBatch(b)
+		err = db.commitDDL(b)
 	}
 	if err != nil {
 		db.catMu.Unlock()

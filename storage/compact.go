@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"context"
 	"sort"
 
@@ -121,8 +122,11 @@ func (db *DB) compactTable(ctx context.Context, ts *tableState) (int, error) {
 	} else {
 		w.abort()
 	}
-	if err := db.commitFragments(ts, opCompact, added, picked, s.dropped, nil); err != nil {
+	if err := db.commitFragments(ts, opCompact, added, picked, s.dropped, nil, nil); err != nil {
 		w.abort()
+		if errors.Is(err, errGone) {
+			return 0, nil
+		}
 		return 0, err
 	}
 	db.log.Debug("storage: compacted", "table", t.Name, "fragments", len(picked), "rows", rows, "dropped", len(s.dropped))

@@ -137,7 +137,7 @@ func (db *DB) migrateLayout() (migrated int, err error) {
 	}
 	err = b.Set(layoutKey, []byte(catalogLayout), nil)
 	if err == nil {
-		err = db.commitBatch(b)
+		err = db.commitDDL(b)
 	}
 	if err != nil {
 		return 0, ioErrorf(err, "migrating the catalog")
@@ -246,7 +246,7 @@ func (db *DB) DropDatabase(name string, ifExists bool) (bool, error) {
 		}
 	}
 	if err == nil {
-		err = db.commitBatch(b)
+		err = db.commitDDL(b)
 	}
 	if err != nil {
 		db.catMu.Unlock()
@@ -287,7 +287,7 @@ func (db *DB) RenameDatabase(name, to string) error {
 		err = db.putDatabase(b, &nd)
 	}
 	if err == nil {
-		err = db.commitBatch(b)
+		err = db.commitDDL(b)
 	}
 	if err != nil {
 		return ioErrorf(err, "renaming database %q", name)

@@ -70,6 +70,11 @@ type Options struct {
 	// directory (DurabilityLocal, the default; the storage location gets
 	// it in the background) or once in the storage location.
 	Durability Durability
+	// RefreshInterval is how often the data directory applies the
+	// entries other servers added to the location's log; 0 means
+	// DefaultRefreshInterval. Unused for the data directory's own
+	// objects, which no other server shares.
+	RefreshInterval time.Duration
 	// Attach lets a new data directory serve a storage location that
 	// already holds a catalog: Open loads it from the location's
 	// checkpoint and log.
@@ -177,6 +182,11 @@ type DB struct {
 	attaching  bool
 	uploadKick chan struct{}
 	uploadDone chan struct{}
+	// memSeq is the log entry the in-memory state (catalog maps, head
+	// versions) reflects, under logMu; entries of other servers applied
+	// to Pebble put logSeq ahead of it until reloadMemory.
+	memSeq      uint64
+	refreshDone chan struct{}
 }
 
 // tableState is the in-memory state of one table.
@@ -290,6 +300,8 @@ func Open(opts Options) (*DB, error) {
 
 		uploadKick: make(chan struct{}, 1),
 		uploadDone: make(chan struct{}),
+
+		refreshDone: make(chan struct{}),
 	}
 	db.epochLinger = opts.EpochLinger
 	if db.epochLinger <= 0 {
@@ -302,6 +314,8 @@ func Open(opts Options) (*DB, error) {
 	if err == nil {
 		err = db.startLog(ctx)
 	}
+	// Memory is loaded from Pebble below (loadCatalog).
+	db.memSeq = db.logSeq
 	cancel()
 	if err != nil {
 		_ = kv.Close()
@@ -321,6 +335,7 @@ func Open(opts Options) (*DB, error) {
 	}
 	go db.flushLoop()
 	go db.uploadLoop()
+	go db.refreshLoop()
 	db.maybeKick()
 	db.rebuildIndexes()
 	// The tables dropped before a crash are listed now, before any
@@ -354,6 +369,7 @@ func (db *DB) Close() error {
 	close(db.stop)
 	<-db.done
 	<-db.uploadDone
+	<-db.refreshDone
 	db.bg.Wait()
 	db.closeEpochs()
 	db.saveIndexes()

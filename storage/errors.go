@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -20,6 +21,11 @@ func corruptionf(format string, args ...any) error {
 // ioErrorf returns a 58030 error wrapping err, for failures of the
 // underlying stores.
 func ioErrorf(err error, format string, args ...any) error {
+	if pe := (*pgerror.Error)(nil); errors.As(err, &pe) {
+		// Already classified where it was made (a commit that lost to
+		// another server's, say).
+		return pgerror.Wrapf(err, pe.Code, format, args...)
+	}
 	return pgerror.Wrapf(err, pgerror.IOError, format, args...)
 }
 

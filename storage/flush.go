@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"context"
 	"encoding/binary"
 	"sort"
@@ -138,7 +139,25 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 			}
 		}
 		return nil
+	}, func() (bool, error) {
+		var key []byte
+		for _, id := range flushed {
+			key = appendIDKey(key[:0], t.ID, tagRow, id)
+			_, closer, err := db.kv.Get(key)
+			if errors.Is(err, pebble.ErrNotFound) {
+				return false, nil
+			}
+			if err != nil {
+				return false, ioErrorf(err, "flushing table %q", t.Name)
+			}
+			closer.Close()
+		}
+		return true, nil
 	})
+	if errors.Is(err, errGone) {
+		w.abort()
+		return nil
+	}
 	if err != nil {
 		w.abort()
 		return err
@@ -150,7 +169,26 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 // commitFragments commits a physical change of ts's table: fragments added
 // and removed, deletion markers dropped, plus extra writes, as one new
 // version with a manifest.
-func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, removed []*fragment, dropMarkers []uint64, extra func(*pebble.Batch) error) error {
+func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, removed []*fragment, dropMarkers []uint64, extra func(*pebble.Batch) error, still func() (bool, error)) error {
+	for attempt := 0; ; attempt++ {
+		err := db.commitFragmentsOnce(ts, op, added, removed, dropMarkers, extra, still)
+		if !errors.Is(err, errRetry) {
+			return err
+		}
+		if attempt == maxCommitRetries {
+			return retryExhausted()
+		}
+		if err := db.reloadMemory(); err != nil {
+			return err
+		}
+	}
+}
+
+// errGone is the outcome of a flush or compaction whose input another
+// server of the location flushed or compacted first.
+var errGone = errors.New("storage: another server changed these rows first")
+
+func (db *DB) commitFragmentsOnce(ts *tableState, op uint8, added []*fragment, removed []*fragment, dropMarkers []uint64, extra func(*pebble.Batch) error, still func() (bool, error)) error {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	db.catMu.RLock()
@@ -158,6 +196,29 @@ func (db *DB) commitFragments(ts *tableState, op uint8, added []*fragment, remov
 	t := ts.desc
 	if cur, ok := db.byID[t.ID]; !ok || cur != ts {
 		return undefinedTable(t.Name)
+	}
+	if db.opts.Location != "" {
+		// Another server of the location may have flushed these rows or
+		// compacted these fragments first.
+		for _, f := range removed {
+			_, closer, err := db.kv.Get(appendIDKey(nil, t.ID, tagFragment, f.ID))
+			if errors.Is(err, pebble.ErrNotFound) {
+				return errGone
+			}
+			if err != nil {
+				return ioErrorf(err, "committing %q", t.Name)
+			}
+			closer.Close()
+		}
+		if still != nil {
+			ok, err := still()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errGone
+			}
+		}
 	}
 	rm := make(map[uint64]bool, len(removed))
 	for _, f := range removed {

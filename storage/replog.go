@@ -248,7 +248,17 @@ func decodeEntry(key string, data []byte) (*logEntry, error) {
 // when b changes replicated keys it becomes the next log entry, put in
 // the location first (DurabilityBucket) or queued for upload in b
 // (DurabilityLocal). It is the only way the catalog is written.
-func (db *DB) commitBatch(b *pebble.Batch) error {
+func (db *DB) commitBatch(b *pebble.Batch) error { return db.commitBatchMode(b, true) }
+
+// commitDDL is commitBatch for a catalog change that is not rebuilt by
+// itself: a commit that has to be built again is a 40001 error.
+func (db *DB) commitDDL(b *pebble.Batch) error { return db.retryable(db.commitBatch(b)) }
+
+// commitBatchMode is commitBatch; a strict commit (one built from the
+// in-memory state) is refused with errRetry while entries of other
+// servers are applied but not yet in memory, a loose one (built from
+// Pebble alone: a counter block) is not.
+func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 	db.logMu.Lock()
 	defer db.logMu.Unlock()
 	recs, err := replicatedRecords(b)
@@ -261,11 +271,28 @@ func (db *DB) commitBatch(b *pebble.Batch) error {
 	if err := db.logUsable(); err != nil {
 		return err
 	}
+	if strict && db.memSeq != db.logSeq {
+		// Entries of other servers are applied but not yet in memory:
+		// b was built on an older state.
+		return errRetry
+	}
 	seq := db.logSeq + 1
 	e := logEntry{seq: seq, time: db.now().UnixNano(), node: db.node, recs: recs}
 	data := e.encode()
 	if db.opts.Durability == DurabilityBucket {
 		if err := db.publish(seq, data); err != nil {
+			if errors.Is(err, errLostRace) {
+				// Another server committed entry seq first: apply it
+				// (and any after it), and have the caller rebuild.
+				db.logBroken = nil
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if cerr := db.catchUpLocked(ctx); cerr != nil {
+					db.logBroken = cerr
+					return cerr
+				}
+				return errRetry
+			}
 			return err
 		}
 	} else if err := b.Set(outKey(seq), data, nil); err != nil {
@@ -278,6 +305,9 @@ func (db *DB) commitBatch(b *pebble.Batch) error {
 		// A published entry is applied by the next catch-up.
 		db.logBroken = err
 		return ioErrorf(err, "committing")
+	}
+	if db.memSeq == db.logSeq {
+		db.memSeq = seq
 	}
 	db.logSeq = seq
 	if db.opts.Durability == DurabilityLocal {
@@ -330,9 +360,7 @@ func (db *DB) publish(seq uint64, data []byte) error {
 	case gerr == nil && bytes.Equal(got, data):
 		return nil // the put landed; its reply was lost
 	case gerr == nil:
-		db.logBroken = err
-		return pgerror.New(pgerror.SerializationFailure, "could not serialize access due to a concurrent commit on another server").
-			WithDetail("Another server committed to storage location %s first.", db.locationName())
+		return errLostRace
 	case errors.Is(gerr, ErrNotFound) && !errors.Is(err, ErrExists):
 		return ioErrorf(err, "writing the commit to %s", db.locationName())
 	}
@@ -807,7 +835,7 @@ func (db *DB) syncSet(k, v []byte) error {
 	if err := b.Set(k, v, nil); err != nil {
 		return err
 	}
-	return db.commitBatch(b)
+	return db.commitDDL(b)
 }
 
 // syncDelete deletes k as one commit.
@@ -817,7 +845,7 @@ func (db *DB) syncDelete(k []byte) error {
 	if err := b.Delete(k, nil); err != nil {
 		return err
 	}
-	return db.commitBatch(b)
+	return db.commitDDL(b)
 }
 
 // nodeKey holds the random name this data directory writes log entries

@@ -179,7 +179,7 @@ func (db *DB) DropRole(name string, ifExists bool) (bool, error) {
 		err = b.Delete(roleKey(name), nil)
 	}
 	if err == nil {
-		err = db.commitBatch(b)
+		err = db.commitDDL(b)
 	}
 	if err != nil {
 		return false, fmt.Errorf("dropping role %q: %w", name, err)

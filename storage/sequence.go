@@ -15,6 +15,9 @@ import (
 // block, so values are never handed out twice (gaps are allowed).
 const counterBlock = 1024
 
+// rowIDBlock is how many row ids one reservation takes.
+const rowIDBlock = 1 << 16
+
 // counter hands out increasing uint64 values starting at 1. Values below
 // limit are reserved on disk; next is the first one not handed out yet.
 type counter struct {
@@ -59,11 +62,37 @@ func (db *DB) alloc(key []byte, n uint64) (uint64, error) {
 		return 0, pgerror.Newf(pgerror.DataException, "counter %q exhausted", key)
 	}
 	if c.next+n > c.limit {
-		limit := c.next + n + counterBlock
-		if err := db.syncSet(key, binary.BigEndian.AppendUint64(nil, limit)); err != nil {
-			return 0, ioErrorf(err, "reserving counter %q", key)
+		block := uint64(counterBlock)
+		if string(key) == string(rowIDCounter) {
+			// A block is a commit of the log: rows come in large
+			// numbers, and their ids may have gaps.
+			block = rowIDBlock
 		}
-		c.limit = limit
+		for attempt := 0; ; attempt++ {
+			// The stored mark is above this block when another server
+			// of the location reserved one since: go on after it.
+			stored, err := db.storedCounter(key)
+			if err != nil {
+				return 0, err
+			}
+			base := c.next
+			if stored > c.limit {
+				base = stored
+			}
+			limit := base + n + block
+			b := db.kv.NewBatch()
+			_ = b.Set(key, binary.BigEndian.AppendUint64(nil, limit), nil)
+			err = db.commitBatchMode(b, false)
+			b.Close()
+			if errors.Is(err, errRetry) && attempt < maxCommitRetries {
+				continue
+			}
+			if err != nil {
+				return 0, ioErrorf(db.retryable(err), "reserving counter %q", key)
+			}
+			c.next, c.limit = base, limit
+			break
+		}
 	}
 	v := c.next
 	c.next += n
@@ -112,6 +141,9 @@ func (db *DB) releaseCounters() error {
 	b := db.kv.NewBatch()
 	defer b.Close()
 	for _, c := range db.counters {
+		if stored, err := db.storedCounter(c.key); err != nil || stored != c.limit {
+			continue // another server reserved after this block
+		}
 		if c.next < c.limit {
 			if err := b.Set(c.key, binary.BigEndian.AppendUint64(nil, c.next), nil); err != nil {
 				return err
@@ -122,5 +154,24 @@ func (db *DB) releaseCounters() error {
 	if b.Empty() {
 		return nil
 	}
-	return db.commitBatch(b)
+	if err := db.commitBatch(b); err != nil && !errors.Is(err, errRetry) {
+		return err
+	}
+	return nil
+}
+
+// storedCounter reads the mark stored under key, 0 when none.
+func (db *DB) storedCounter(key []byte) (uint64, error) {
+	v, closer, err := db.kv.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, ioErrorf(err, "reading counter %q", key)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, corruptionf("counter %q: %d-byte value", key, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
 }

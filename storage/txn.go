@@ -435,9 +435,24 @@ func (txn *Txn) Commit() (err error) {
 		frags[id] = f
 	}
 	db := txn.db
-	db.commitMu.Lock()
-	err = txn.commitLocked(frags)
-	db.commitMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		db.commitMu.Lock()
+		err = txn.commitLocked(frags)
+		db.commitMu.Unlock()
+		if !errors.Is(err, errRetry) {
+			break
+		}
+		// Another server committed first: build the commit again on
+		// the state with its commits, whose deletion markers and
+		// primary keys the checks then see.
+		if attempt == maxCommitRetries {
+			err = retryExhausted()
+			break
+		}
+		if err = db.reloadMemory(); err != nil {
+			break
+		}
+	}
 	if err != nil {
 		for _, tt := range txn.tables {
 			if tt.w != nil {
@@ -564,9 +579,15 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 // v) and its deletion markers to b.
 func (txn *Txn) writeRows(b *pebble.Batch, tt *txnTable, v uint64) error {
 	id := tt.t.ID
+	// Own rows deleted before they left pending are not written at all
+	// (tt stays as it is: a commit may be built again).
+	var unwritten map[uint64]bool
 	for i, rid := range tt.pendingIDs {
 		if _, gone := tt.ownDel[rid]; gone {
-			delete(tt.ownDel, rid)
+			if unwritten == nil {
+				unwritten = make(map[uint64]bool)
+			}
+			unwritten[rid] = true
 			continue
 		}
 		txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagRow, rid)
@@ -582,6 +603,9 @@ func (txn *Txn) writeRows(b *pebble.Batch, tt *txnTable, v uint64) error {
 	val := vb[:binary.PutUvarint(vb[:], v)]
 	for _, m := range []map[uint64]struct{}{tt.deleted, tt.ownDel} {
 		for rid := range m {
+			if unwritten[rid] {
+				continue
+			}
 			txn.keyBuf = appendIDKey(txn.keyBuf[:0], id, tagDelete, rid)
 			if err := b.Set(txn.keyBuf, val, nil); err != nil {
 				return ioErrorf(err, "committing")

@@ -186,7 +186,7 @@ func (db *DB) expireVersions(ts *tableState, st *VacuumStats) error {
 	if err := it.Error(); err != nil {
 		return ioErrorf(err, "reading versions of %q", t.Name)
 	}
-	if err := db.commitBatch(b); err != nil {
+	if err := db.commitDDL(b); err != nil {
 		return ioErrorf(err, "expiring versions of %q", t.Name)
 	}
 	return nil
@@ -271,7 +271,7 @@ func (db *DB) collect(ctx context.Context, ts *tableState, st *VacuumStats) erro
 			}
 		}
 	}
-	if err := db.commitBatch(b); err != nil {
+	if err := db.commitDDL(b); err != nil {
 		return ioErrorf(err, "vacuuming %q", t.Name)
 	}
 	// Manifests of versions that are no longer retained.

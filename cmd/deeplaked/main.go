@@ -94,6 +94,12 @@ func main() {
 	cacheDir := flag.String("cache-dir", envOr("DEEPLAKED_CACHE_DIR", ""),
 		"local directory that keeps the chunks read from --storage, so that the next pass over a table reads the disk; only with --storage (the data directory's objects are on local disk already); empty for none (env DEEPLAKED_CACHE_DIR)")
 	cacheSizeFlag := flag.String("cache-size", envOr("DEEPLAKED_CACHE_SIZE", "10GB"), "most bytes --cache-dir holds, such as 10GB or 512MB (env DEEPLAKED_CACHE_SIZE)")
+	attach := flag.Bool("attach", envOr("DEEPLAKED_ATTACH", "") == "true",
+		"let a new data directory serve a --storage location that already holds a catalog, loading the catalog from it (env DEEPLAKED_ATTACH=true)")
+	durability := flag.String("durability", envOr("DEEPLAKED_DURABILITY", "local"),
+		"when a commit is acknowledged: local (once in the data directory; the storage location gets it in the background) or bucket (once in the storage location; needed for several servers on one location) (env DEEPLAKED_DURABILITY)")
+	refresh := flag.Duration("refresh-interval", envDuration("DEEPLAKED_REFRESH_INTERVAL", storage.DefaultRefreshInterval),
+		"how often to apply what other servers of the --storage location committed (env DEEPLAKED_REFRESH_INTERVAL)")
 	retention := flag.Duration("version-retention", envDuration("DEEPLAKED_VERSION_RETENTION", storage.DefaultVersionRetention),
 		"how long old table versions are kept for reading past versions; VACUUM expires older ones, 0s keeps only the current version (env DEEPLAKED_VERSION_RETENTION)")
 	auth := flag.String("auth", envOr("DEEPLAKED_AUTH", ""), "client authentication: trust, scram, md5 (answered with SCRAM) or password; default trust on a loopback --listen, scram otherwise (env DEEPLAKED_AUTH)")
@@ -156,6 +162,10 @@ func main() {
 		S3Endpoint:    *s3Endpoint,
 		CacheDir:      *cacheDir,
 		CacheSize:     cacheKB << 10,
+		Attach:        *attach,
+		Durability:    *durability,
+
+		RefreshInterval: *refresh,
 		Logger:        logger,
 
 		VersionRetention: *retention,
