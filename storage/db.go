@@ -75,6 +75,9 @@ type Options struct {
 	// DefaultRefreshInterval. Unused for the data directory's own
 	// objects, which no other server shares.
 	RefreshInterval time.Duration
+	// NodeHeartbeat is how often a server on a shared location renews
+	// its node record (node.go); 0 means DefaultNodeHeartbeat.
+	NodeHeartbeat time.Duration
 	// Attach lets a new data directory serve a storage location that
 	// already holds a catalog: Open loads it from the location's
 	// checkpoint and log.
@@ -187,6 +190,11 @@ type DB struct {
 	// to Pebble put logSeq ahead of it until reloadMemory.
 	memSeq      uint64
 	refreshDone chan struct{}
+	// boot names this start of the node; nodeRec is its record
+	// (node.go), written by claimNode and then heartbeatLoop alone.
+	boot          string
+	nodeRec       nodeRecord
+	heartbeatDone chan struct{}
 }
 
 // tableState is the in-memory state of one table.
@@ -301,7 +309,8 @@ func Open(opts Options) (*DB, error) {
 		uploadKick: make(chan struct{}, 1),
 		uploadDone: make(chan struct{}),
 
-		refreshDone: make(chan struct{}),
+		refreshDone:   make(chan struct{}),
+		heartbeatDone: make(chan struct{}),
 	}
 	db.epochLinger = opts.EpochLinger
 	if db.epochLinger <= 0 {
@@ -336,6 +345,7 @@ func Open(opts Options) (*DB, error) {
 	go db.flushLoop()
 	go db.uploadLoop()
 	go db.refreshLoop()
+	go db.heartbeatLoop()
 	db.maybeKick()
 	db.rebuildIndexes()
 	// The tables dropped before a crash are listed now, before any
@@ -370,6 +380,7 @@ func (db *DB) Close() error {
 	<-db.done
 	<-db.uploadDone
 	<-db.refreshDone
+	<-db.heartbeatDone
 	db.bg.Wait()
 	db.closeEpochs()
 	db.saveIndexes()

@@ -419,6 +419,9 @@ func (db *DB) startLog(ctx context.Context) error {
 	if err := db.loadNode(); err != nil {
 		return err
 	}
+	if err := db.claimNode(ctx); err != nil {
+		return err
+	}
 	if !db.hasLog {
 		last, err := db.lastLogEntry(ctx)
 		if err != nil {
@@ -848,25 +851,25 @@ func (db *DB) syncDelete(k []byte) error {
 	return db.commitDDL(b)
 }
 
-// nodeKey holds the random name this data directory writes log entries
+// localNodeKey holds the random name this data directory writes log entries
 // under.
-var nodeKey = []byte("l/node")
+var localNodeKey = []byte("l/node")
 
 func (db *DB) loadNode() error {
-	v, closer, err := db.kv.Get(nodeKey)
+	v, closer, err := db.kv.Get(localNodeKey)
 	if err == nil {
 		db.node = string(v)
 		closer.Close()
 		return nil
 	}
 	if !errors.Is(err, pebble.ErrNotFound) {
-		return ioErrorf(err, "reading %s", nodeKey)
+		return ioErrorf(err, "reading %s", localNodeKey)
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	db.node = hex.EncodeToString(id[:])
-	if err := db.kv.Set(nodeKey, []byte(db.node), pebble.Sync); err != nil {
-		return ioErrorf(err, "writing %s", nodeKey)
+	if err := db.kv.Set(localNodeKey, []byte(db.node), pebble.Sync); err != nil {
+		return ioErrorf(err, "writing %s", localNodeKey)
 	}
 	return nil
 }

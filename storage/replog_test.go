@@ -48,7 +48,7 @@ func writeMix(t *testing.T, db *DB) [][]any {
 		t.Fatal(err)
 	}
 	insert(t, db, tbl, wideRows(tbl, 30500, 100)) // buffered
-	_, ids := scanAll(t, db, db.Begin(), tbl, []int{0})
+	_, ids := scanNow(t, db, tbl, []int{0})
 	deleteRows(t, db, tbl, []uint64{ids[0], ids[30100], ids[30550]})
 	if err := db.CreateRole("alice", true, false, nil); err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func writeMix(t *testing.T, db *DB) [][]any {
 			t.Fatal(err)
 		}
 	}
-	rows, _ := scanAll(t, db, db.Begin(), tbl, allColumns(len(tbl.Columns)))
+	rows, _ := scanNow(t, db, tbl, allColumns(len(tbl.Columns)))
 	if len(rows) != 30600-3 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -72,7 +72,7 @@ func wantServes(t *testing.T, db *DB, want [][]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := scanAll(t, db, db.Begin(), tbl, allColumns(len(tbl.Columns)))
+	got, _ := scanNow(t, db, tbl, allColumns(len(tbl.Columns)))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("attached data directory serves %d rows, want %d (first %v / %v)", len(got), len(want), first(got), first(want))
 	}
@@ -111,9 +111,10 @@ func TestAttachRebuildsFromLocation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// The data directory is lost with db still running (its
-			// Pebble stays open, unread).
-			defer db.Close()
+			// The server stops and its data directory is lost.
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
 			tables := objectsUnder(t, f.store, "tables/")
 
 			dir := filepath.Join(t.TempDir(), "b")
@@ -150,12 +151,12 @@ func TestAttachAfterCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	insert(t, db, tbl, wideRows(tbl, 100, 100))
-	want, _ := scanAll(t, db, db.Begin(), tbl, allColumns(len(tbl.Columns)))
+	want, _ := scanNow(t, db, tbl, allColumns(len(tbl.Columns)))
 	cps, err := db.checkpoints(context.Background())
 	if err != nil || len(cps) != 2 || cps[1] == 0 {
 		t.Fatalf("checkpoints %v, %v; want the first and one after", cps, err)
 	}
-	db2, err := f.open(t, filepath.Join(t.TempDir(), "b"), Options{Attach: true})
+	db2, err := f.open(t, filepath.Join(t.TempDir(), "b"), Options{Attach: true, Durability: DurabilityBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,15 +168,16 @@ func TestAttachAfterCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := scanAll(t, db2, db2.Begin(), tbl2, allColumns(len(tbl2.Columns)))
+	got, _ := scanNow(t, db2, tbl2, allColumns(len(tbl2.Columns)))
 	if len(got) != len(want) {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
 	}
 }
 
 // TestLogDivergenceRefused starts a copy of a data directory whose
-// original committed meanwhile: the copy finds another entry where its
-// queued one should be and refuses to start.
+// original committed while the copy could not reach the location: the
+// copy finds another entry where its queued one should be and refuses to
+// start.
 func TestLogDivergenceRefused(t *testing.T) {
 	f := newAttachFixture(t)
 	dir := filepath.Join(t.TempDir(), "a")
@@ -198,7 +200,9 @@ func TestLogDivergenceRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	insert(t, db, tbl, wideRows(tbl, 10, 10))
-	defer db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	fs := NewFaultStore(f.store, 1)
 	fs.Inject(Fault{Ops: []ObjectOp{ObjectGet}, Key: func(k string) bool { return strings.HasPrefix(k, logPrefix) }, Err: ErrNotFound})
 	fs.Inject(Fault{Ops: []ObjectOp{ObjectPutIfAbsent}, Key: func(k string) bool { return strings.HasPrefix(k, logPrefix) }, Err: ErrInjected})
@@ -244,4 +248,68 @@ func copyDir(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCopiedDataDirectoryRefused starts a copy of a data directory while
+// its server runs: the copy sees the original's heartbeat move and
+// refuses to start, writing nothing to the location.
+func TestCopiedDataDirectoryRefused(t *testing.T) {
+	f := newAttachFixture(t)
+	dir := filepath.Join(t.TempDir(), "a")
+	opts := Options{Durability: DurabilityBucket, NodeHeartbeat: 50 * time.Millisecond}
+	db, err := f.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+	cp := filepath.Join(t.TempDir(), "copy")
+	copyDir(t, dir, cp)
+	before := objectsUnder(t, f.store, "")
+	_, err = f.open(t, cp, opts)
+	wantForeign(t, err, "is a copy of it", dir, "--attach")
+	after := objectsUnder(t, f.store, "")
+	// (The original's own record is all that may have changed.)
+	if !slices.Equal(before, after) {
+		t.Fatalf("the refused copy changed the location:\n%v\nwas\n%v", after, before)
+	}
+}
+
+// TestRestartAfterKill restarts a data directory whose server was
+// killed (its record still says running, its heartbeat stopped): the
+// restart waits out the heartbeat and starts.
+func TestRestartAfterKill(t *testing.T) {
+	f := newAttachFixture(t)
+	dir := filepath.Join(t.TempDir(), "a")
+	opts := Options{Durability: DurabilityBucket, NodeHeartbeat: 50 * time.Millisecond}
+	db, err := f.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+	rec := db.nodeRec
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Heartbeat = time.Now().UTC() // as a kill left it: not stopped
+	db.nodeRec = rec
+	if err := db.putNode(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db, err = f.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	wantKeys(t, db, 10)
+}
+
+// scanNow scans tbl in a transaction of its own.
+func scanNow(t *testing.T, db *DB, tbl *TableDesc, cols []int) ([][]any, []uint64) {
+	t.Helper()
+	txn := db.Begin()
+	defer txn.Rollback()
+	return scanAll(t, db, txn, tbl, cols)
 }

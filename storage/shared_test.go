@@ -55,7 +55,7 @@ func tableOf(t *testing.T, db *DB, name string) *TableDesc {
 func keysOf(t *testing.T, db *DB) map[int64]int {
 	t.Helper()
 	tbl := tableOf(t, db, "w")
-	rows, _ := scanAll(t, db, db.Begin(), tbl, []int{0})
+	rows, _ := scanNow(t, db, tbl, []int{0})
 	got := make(map[int64]int, len(rows))
 	for _, r := range rows {
 		got[r[0].(int64)]++
@@ -106,7 +106,7 @@ func TestTwoServersShareLocation(t *testing.T) {
 
 	// One row deleted on both: the later commit gets 40001.
 	refresh(t, a, b)
-	_, ids := scanAll(t, a, a.Begin(), tableOf(t, a, "w"), []int{0})
+	_, ids := scanNow(t, a, tableOf(t, a, "w"), []int{0})
 	victim := ids[5]
 	tb := b.Begin()
 	if err := tb.Delete(tableOf(t, b, "w"), []uint64{victim}); err != nil {
