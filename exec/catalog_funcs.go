@@ -170,6 +170,16 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
+	case "deeplake_refresh":
+		// Applies what other servers of the storage location committed;
+		// the next transaction sees it. Returns the log entry applied.
+		if env.DB == nil {
+			return pgerror.New(pgerror.FeatureNotSupported, "deeplake_refresh() needs a database")
+		}
+		if err := env.DB.Refresh(env.Ctx); err != nil {
+			return err
+		}
+		out.AppendInt(int64(env.DB.LogSeq()))
 	case "pg_export_snapshot":
 		// The snapshot of the transaction running the statement, for
 		// other sessions' SET TRANSACTION SNAPSHOT while it is open.

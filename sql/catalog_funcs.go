@@ -32,6 +32,7 @@ var catalogFuncs = map[string]catalogFunc{
 	"current_setting":                    {args: []types.Type{types.TypText, types.TypBool}, min: 1, ret: types.TypText},
 	"set_config":                         {args: []types.Type{types.TypText, types.TypText, types.TypBool}, min: 3, ret: types.TypText},
 	"pg_backend_pid":                     {ret: types.TypInt4},
+	"deeplake_refresh":                   {ret: types.TypInt8},
 	"pg_export_snapshot":                 {ret: types.TypText},
 	"pg_is_in_recovery":                  {ret: types.TypBool},
 	"pg_table_is_visible":                {args: []types.Type{typOid}, min: 1, ret: types.TypBool},

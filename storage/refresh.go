@@ -77,6 +77,13 @@ func (db *DB) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// LogSeq returns the last entry of the location's log applied here.
+func (db *DB) LogSeq() uint64 {
+	db.logMu.Lock()
+	defer db.logMu.Unlock()
+	return db.logSeq
+}
+
 // refreshLoop runs Refresh every RefreshInterval while the location may
 // be shared (an S3 prefix).
 func (db *DB) refreshLoop() {
