@@ -352,6 +352,15 @@ func (db *DB) forgetTable(t *TableDesc) {
 // no transaction open now, which may be reading them from its snapshot (a
 // stream, say), is left: at once when none is open.
 func (db *DB) deleteDroppedLater(tables []*TableDesc) {
+	seq := db.LogSeq()
+	db.logMu.Lock()
+	if db.dropSeq == nil {
+		db.dropSeq = make(map[uint64]uint64)
+	}
+	for _, t := range tables {
+		db.dropSeq[t.ID] = seq
+	}
+	db.logMu.Unlock()
 	for _, t := range tables {
 		for c := range t.Columns {
 			db.forgetCounter(seqKey(t.ID, c))
@@ -409,6 +418,18 @@ func (db *DB) txnEnded(txn *Txn) {
 // m/dropped key. A failure leaves unreachable objects, not a broken
 // database; the next VACUUM or Open tries again.
 func (db *DB) deleteDropped(ctx context.Context, id uint64, name string) {
+	// Another server of the location may still read the table from a
+	// snapshot taken before it applied the drop.
+	db.logMu.Lock()
+	seq, ok := db.dropSeq[id]
+	if !ok {
+		seq = db.openLogSeq
+	}
+	db.logMu.Unlock()
+	if others, _, err := db.othersHorizon(ctx); err != nil || others < seq {
+		db.log.Debug("storage: keeping the objects of a dropped table another server may read", "table", name)
+		return
+	}
 	keys, err := db.store.List(ctx, tableObjectPrefix(id))
 	if err == nil {
 		for _, k := range keys {

@@ -195,6 +195,11 @@ type DB struct {
 	boot          string
 	nodeRec       nodeRecord
 	heartbeatDone chan struct{}
+	// dropSeq holds, under logMu, the log entry at which each table
+	// dropped since Open was dropped; openLogSeq the entry at Open, for
+	// the tables dropped before.
+	dropSeq    map[uint64]uint64
+	openLogSeq uint64
 }
 
 // tableState is the in-memory state of one table.
@@ -324,7 +329,7 @@ func Open(opts Options) (*DB, error) {
 		err = db.startLog(ctx)
 	}
 	// Memory is loaded from Pebble below (loadCatalog).
-	db.memSeq = db.logSeq
+	db.memSeq, db.openLogSeq = db.logSeq, db.logSeq
 	cancel()
 	if err != nil {
 		_ = kv.Close()

@@ -238,8 +238,8 @@ func (db *DB) commitFragmentsOnce(ts *tableState, op uint8, added []*fragment, r
 			return ioErrorf(err, "committing %q", t.Name)
 		}
 	}
-	var sb [binary.MaxVarintLen64]byte
-	seqVal := sb[:binary.PutUvarint(sb[:], db.commitSeq+1)]
+	// The removal's log entry, filled in by commitBatch (removalPending).
+	seqVal := []byte(nil)
 	for _, f := range removed {
 		key = appendIDKey(key[:0], t.ID, tagFragment, f.ID)
 		if err := wb.Delete(key, nil); err != nil {

@@ -43,6 +43,9 @@ type nodeRecord struct {
 	Started    time.Time
 	Heartbeat  time.Time
 	Stopped    bool
+	// Horizon is the oldest log entry a snapshot of the server may read
+	// as of (minOpenLog): objects removed after it stay.
+	Horizon uint64
 }
 
 func nodeKey(node string) string { return nodesPrefix + node }
@@ -137,7 +140,7 @@ func (db *DB) claimNode(ctx context.Context) error {
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	db.nodeRec = nodeRecord{Node: db.node, Boot: db.boot, Dir: db.opts.Dir, Host: host, PID: os.Getpid(),
-		Durability: db.opts.Durability.String(), Started: now, Heartbeat: now}
+		Durability: db.opts.Durability.String(), Started: now, Heartbeat: now, Horizon: db.logSeq}
 	return db.putNode(ctx)
 }
 
@@ -186,9 +189,54 @@ func (db *DB) heartbeatLoop() {
 			return
 		}
 		db.nodeRec.Heartbeat = time.Now().UTC()
+		db.nodeRec.Horizon = db.minOpenLog()
 		if err := db.putNode(ctx); err != nil && !strings.Contains(err.Error(), "context") {
 			db.log.Warn("storage: renewing the node's heartbeat", "err", err)
 		}
 		cancel()
 	}
+}
+
+// minOpenLog returns the oldest log entry an open snapshot holds the
+// state as of, or the last applied when none is open.
+func (db *DB) minOpenLog() uint64 {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	return db.minOpenLogLocked()
+}
+
+// minOpenLogLocked is minOpenLog for a caller holding db.commitMu.
+func (db *DB) minOpenLogLocked() uint64 {
+	m := db.LogSeq()
+	for txn := range db.openTxns {
+		m = min(m, txn.logAt)
+	}
+	return m
+}
+
+// othersHorizon returns the oldest log entry a snapshot of another live
+// server of the location may read as of (the largest value when there is
+// none), and whether no other server is live.
+func (db *DB) othersHorizon(ctx context.Context) (uint64, bool, error) {
+	if !db.shared() {
+		return ^uint64(0), true, nil
+	}
+	keys, err := db.store.List(ctx, nodesPrefix)
+	if err != nil {
+		return 0, false, ioErrorf(err, "listing %s", nodesPrefix)
+	}
+	h, alone := ^uint64(0), true
+	for _, k := range keys {
+		if k == nodeKey(db.node) {
+			continue
+		}
+		r, ok, err := db.readNode(ctx, k)
+		if err != nil {
+			return 0, false, err
+		}
+		if ok && db.live(r) {
+			h, alone = min(h, r.Horizon), false
+		}
+	}
+	return h, alone, nil
 }

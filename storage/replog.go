@@ -277,6 +277,15 @@ func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 		return errRetry
 	}
 	seq := db.logSeq + 1
+	if nb, err := db.patchRemovals(b, seq); err != nil {
+		return err
+	} else if nb != nil {
+		defer nb.Close()
+		b = nb
+		if recs, err = replicatedRecords(b); err != nil {
+			return err
+		}
+	}
 	e := logEntry{seq: seq, time: db.now().UnixNano(), node: db.node, recs: recs}
 	data := e.encode()
 	if db.opts.Durability == DurabilityBucket {
@@ -872,4 +881,60 @@ func (db *DB) loadNode() error {
 		return ioErrorf(err, "writing %s", localNodeKey)
 	}
 	return nil
+}
+
+// patchRemovals returns a copy of b whose records of fragments removed
+// (t<id>x<fragment>) with an empty value carry the log entry seq of the
+// commit instead, or nil when b has none: a removal's entry is known only
+// as the commit is made, and horizons compare it with the entries other
+// snapshots hold.
+func (db *DB) patchRemovals(b *pebble.Batch, seq uint64) (*pebble.Batch, error) {
+	isPlaceholder := func(kind pebble.InternalKeyKind, k, v []byte) bool {
+		return kind == pebble.InternalKeyKindSet && len(v) == 0 && len(k) == idKeyLen && k[0] == 't' && k[9] == tagRemoved
+	}
+	found := false
+	r := b.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			return nil, ioErrorf(err, "reading a batch")
+		}
+		if !ok {
+			break
+		}
+		if isPlaceholder(kind, k, v) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	val := binary.AppendUvarint(nil, seq)
+	nb := db.kv.NewBatch()
+	r = b.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			nb.Close()
+			return nil, ioErrorf(err, "reading a batch")
+		}
+		if !ok {
+			return nb, nil
+		}
+		switch {
+		case isPlaceholder(kind, k, v):
+			err = nb.Set(k, val, nil)
+		case kind == pebble.InternalKeyKindSet:
+			err = nb.Set(k, v, nil)
+		case kind == pebble.InternalKeyKindRangeDelete:
+			err = nb.DeleteRange(k, v, nil)
+		default:
+			err = nb.Delete(k, nil)
+		}
+		if err != nil {
+			nb.Close()
+			return nil, ioErrorf(err, "copying a batch")
+		}
+	}
 }

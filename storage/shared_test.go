@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 )
@@ -17,7 +18,7 @@ func twoServers(t *testing.T) (a, b *DB) {
 	f := newAttachFixture(t)
 	// A refresh interval long enough that the test decides when each
 	// server sees the other's commits.
-	opts := Options{Durability: DurabilityBucket, FlushRows: 1 << 30, RefreshInterval: 1 << 40}
+	opts := Options{Durability: DurabilityBucket, FlushRows: 1 << 30, RefreshInterval: 1 << 40, NodeHeartbeat: 20 * time.Millisecond}
 	a, err := f.open(t, filepath.Join(t.TempDir(), "a"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -175,4 +176,68 @@ func TestSerialAcrossServers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestVacuumKeepsWhatAnotherServerReads vacuums a table on one server
+// while a transaction of the other reads it from an older snapshot: the
+// objects of the fragments compacted away stay until that transaction
+// ends (its server's horizon, in its record, moves past the removal).
+func TestVacuumKeepsWhatAnotherServerReads(t *testing.T) {
+	a, b := twoServers(t)
+	ctx := context.Background()
+	tbl := tableOf(t, a, "w")
+	for k := range 3 {
+		insert(t, a, tbl, wideRows(tbl, k*1000, 1000))
+		if err := a.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, ids := scanNow(t, a, tbl, []int{0})
+	deleteRows(t, a, tbl, ids[:1500])
+	refresh(t, b)
+	reader := b.Begin()
+	defer reader.Rollback()
+	sc, err := reader.ScanWith(tableOf(t, b, "w"), ScanOptions{Cols: []int{0, 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := sc.Next()
+	if err != nil || first == nil {
+		t.Fatal(first, err)
+	}
+	n := first.Len()
+	time.Sleep(100 * time.Millisecond) // b's horizon reaches its record
+	frags := func() int { return len(objectsUnder(t, a.Store(), tableFragsPrefix(tbl.ID))) }
+	before := frags()
+	if _, err := a.Vacuum(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if frags() < before {
+		t.Fatalf("vacuum deleted objects another server's open snapshot reads: %d -> %d", before, frags())
+	}
+	for {
+		bt, _, err := sc.Next()
+		if err != nil {
+			t.Fatalf("reading on after the other server's vacuum: %v", err)
+		}
+		if bt == nil {
+			break
+		}
+		n += bt.Len()
+	}
+	sc.Close()
+	if n != 1500 {
+		t.Fatalf("read %d rows, want 1500", n)
+	}
+	reader.Rollback()
+	refresh(t, b)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := a.Vacuum(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if after := frags(); after >= before {
+		t.Fatalf("the compacted fragments' objects stay once no server reads them: %d -> %d", before, after)
+	}
+	refresh(t, b)
+	wantKeys(t, b, 1500)
 }

@@ -14,7 +14,9 @@ import (
 type sharedSnap struct {
 	snap *pebble.Snapshot
 	seq  uint64
-	refs int
+	// logAt is the snapshot's Txn.logAt.
+	logAt uint64
+	refs  int
 	// epoch is set when the snapshot is an epoch's (Txn.ReadEpoch).
 	epoch *epochSnap
 }
@@ -32,7 +34,7 @@ func (txn *Txn) ExportSnapshot() (string, error) {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	if txn.shared == nil {
-		txn.shared = &sharedSnap{snap: txn.snap, seq: txn.beginSeq, refs: 1}
+		txn.shared = &sharedSnap{snap: txn.snap, seq: txn.beginSeq, logAt: txn.logAt, refs: 1}
 	}
 	db.exportSeq++
 	id := fmt.Sprintf("%08X-%016X-1", db.exportSeq, txn.beginSeq)
@@ -68,7 +70,7 @@ func (txn *Txn) ImportSnapshot(id string) error {
 // join makes the txn read s. The caller holds commitMu.
 func (txn *Txn) join(s *sharedSnap) {
 	s.refs++
-	txn.snap, txn.shared, txn.beginSeq = s.snap, s, s.seq
+	txn.snap, txn.shared, txn.beginSeq, txn.logAt = s.snap, s, s.seq, s.logAt
 	txn.db.openTxns[txn] = s.seq
 	// A dropped table whose objects wait for a transaction reading s
 	// waits for this one as well: it reads the table from s too.

@@ -32,6 +32,9 @@ type Txn struct {
 	db       *DB
 	snap     *pebble.Snapshot
 	beginSeq uint64
+	// logAt is the last log entry applied before the snapshot was taken:
+	// the snapshot holds at least the state as of it (horizons).
+	logAt uint64
 	// shared is set when snap is read by other transactions too (it was
 	// exported or imported); exports are the identifiers this txn gave it.
 	shared  *sharedSnap
@@ -112,6 +115,7 @@ func (txn *Txn) check() error {
 	}
 	if txn.snap == nil {
 		txn.db.commitMu.Lock()
+		txn.logAt = txn.db.LogSeq()
 		txn.snap = txn.db.kv.NewSnapshot()
 		txn.beginSeq = txn.db.commitSeq
 		txn.db.openTxns[txn] = txn.beginSeq

@@ -222,11 +222,8 @@ func (db *DB) collect(ctx context.Context, ts *tableState, st *VacuumStats) erro
 		db.commitMu.Unlock()
 		return err
 	}
-	minOpen := ^uint64(0)
-	for _, seq := range db.openTxns {
-		minOpen = min(minOpen, seq)
-	}
-	removed := make(map[uint64]uint64) // fragment → commit seq of removal
+	minOpen := db.minOpenLogLocked()
+	removed := make(map[uint64]uint64) // fragment → log entry of removal
 	lo, hi := sectionSpan(t.ID, tagRemoved)
 	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err == nil {
@@ -242,14 +239,25 @@ func (db *DB) collect(ctx context.Context, ts *tableState, st *VacuumStats) erro
 	if err != nil {
 		return ioErrorf(err, "reading removed fragments of %q", t.Name)
 	}
+	// Other servers of the location: their snapshots, and the fragments
+	// they are writing, which this one cannot see.
+	others, alone, err := db.othersHorizon(ctx)
+	if err != nil {
+		return err
+	}
+	minOpen = min(minOpen, others)
 	for _, f := range live {
 		delete(byFrag, f.ID)
 	}
 	b := db.kv.NewBatch()
 	defer b.Close()
 	for id, objs := range byFrag {
-		if seq, ok := removed[id]; ok && seq > minOpen {
+		seq, ok := removed[id]
+		if ok && seq > minOpen {
 			continue // an open transaction's snapshot still lists it
+		}
+		if !ok && !alone {
+			continue // perhaps being written by another server
 		}
 		for _, k := range objs {
 			if err := db.store.Delete(ctx, k); err != nil {
