@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,4 +241,119 @@ func TestVacuumKeepsWhatAnotherServerReads(t *testing.T) {
 	}
 	refresh(t, b)
 	wantKeys(t, b, 1500)
+}
+
+// TestSharedLogUnderFaults runs two servers on one location, each through
+// its own fault store that delays, fails and loses the replies of its
+// put-if-absent calls (so their commits race in every order): every
+// insert acknowledged on either server is there on both at the end, once,
+// and every one refused is absent.
+func TestSharedLogUnderFaults(t *testing.T) {
+	f := newAttachFixture(t)
+	opts := Options{Durability: DurabilityBucket, FlushRows: 300, RefreshInterval: 5 * time.Millisecond, NodeHeartbeat: 20 * time.Millisecond}
+	var dbs [2]*DB
+	for i := range dbs {
+		fs := NewFaultStore(f.store, uint64(i+1))
+		isLog := func(k string) bool { return strings.HasPrefix(k, logPrefix) }
+		fs.Inject(Fault{Ops: []ObjectOp{ObjectPutIfAbsent}, Key: isLog, Prob: 0.3, Delay: 3 * time.Millisecond})
+		fs.Inject(Fault{Ops: []ObjectOp{ObjectPutIfAbsent}, Key: isLog, Prob: 0.05, Err: ErrInjected})
+		fs.Inject(Fault{Ops: []ObjectOp{ObjectPutIfAbsent}, Key: isLog, Prob: 0.05, Err: ErrInjected, AfterCall: true})
+		o := opts
+		o.Attach = i > 0
+		o.Dir, o.Store, o.Location = filepath.Join(t.TempDir(), "d"), fs, identityBucket
+		db, err := Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+		if i == 0 {
+			createTable(t, db, wideTable("w"))
+		}
+	}
+	var mu sync.Mutex
+	acked := make(map[int64]bool)
+	refused := make(map[int64]bool)
+	outcomes := make(map[pgerror.Code]int)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		db := dbs[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				// Keys overlap between the two writers of a pair of
+				// servers: one insert of each pair wins.
+				key := int64(i*2 + w/2)
+				if w%2 == 1 && i%3 == 0 {
+					key = int64(i*2 + (w/2+1)%2)
+				}
+				tbl, err := db.Table("w")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				txn := db.Begin()
+				err = txn.Insert(tbl, wideRows(tbl, int(key)*10, 10))
+				if err == nil {
+					err = txn.Commit()
+				} else {
+					txn.Rollback()
+				}
+				mu.Lock()
+				if err != nil {
+					outcomes[pgerror.GetCode(err)]++
+				} else {
+					outcomes["ok"]++
+				}
+				switch code := pgerror.GetCode(err); {
+				case err == nil:
+					for k := key * 10; k < key*10+10; k++ {
+						if acked[k] {
+							t.Errorf("key %d acknowledged twice", k)
+						}
+						acked[k] = true
+					}
+				case code == pgerror.UniqueViolation, code == pgerror.IOError, code == pgerror.SerializationFailure:
+					for k := key * 10; k < key*10+10; k++ {
+						refused[k] = true
+					}
+				case code == pgerror.TransactionResolutionUnknown:
+				default:
+					t.Errorf("insert: %v", err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d keys acknowledged, %d refused; outcomes %v", len(acked), len(refused), outcomes)
+	for _, db := range dbs {
+		var err error
+		for range 50 { // a refresh may meet an injected fault
+			if err = db.Refresh(context.Background()); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := keysOf(t, db)
+		for k, c := range got {
+			if c != 1 {
+				t.Fatalf("key %d served %d times", k, c)
+			}
+			if refused[k] && !acked[k] {
+				t.Fatalf("key %d was refused but is there", k)
+			}
+		}
+		for k := range acked {
+			if got[k] != 1 {
+				t.Fatalf("acknowledged key %d is missing", k)
+			}
+		}
+		if len(acked) == 0 {
+			t.Fatal("nothing was acknowledged")
+		}
+	}
 }
