@@ -1,8 +1,8 @@
 package storage
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"

@@ -1,9 +1,9 @@
 package storage
 
 import (
-	"errors"
 	"context"
 	"encoding/binary"
+	"errors"
 	"sort"
 	"time"
 
