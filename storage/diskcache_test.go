@@ -485,7 +485,7 @@ func TestDiskCacheBypassesOtherKeys(t *testing.T) {
 	ctx := context.Background()
 	inner := newCountStore()
 	c := newTestDiskCache(t, inner, cacheDir(t), 64<<20)
-	for _, k := range []string{manifestKey(1, 1), "deeplake/other", indexObjectKey(1, 1, 1),
+	for _, k := range []string{manifestKey(1, 1), "deeplake/other", indexObjectKey(1, 1, "n", 1),
 		"tables/1/frags/0000000000000001/0000-00000001.dlc.bak", "tables/x/frags/0000000000000001/0000-00000001.dlc",
 		"tables/1/frags/000000000000000G/0000-00000001.dlc", "tables/1/frags/0000000000000001/0000_00000001.dlc"} {
 		if diskCacheable(k) {

@@ -141,7 +141,31 @@ func (db *DB) claimNode(ctx context.Context) error {
 	now := time.Now().UTC()
 	db.nodeRec = nodeRecord{Node: db.node, Boot: db.boot, Dir: db.opts.Dir, Host: host, PID: os.Getpid(),
 		Durability: db.opts.Durability.String(), Started: now, Heartbeat: now, Horizon: db.logSeq}
-	return db.putNode(ctx)
+	if err := db.putNode(ctx); err != nil {
+		return err
+	}
+	if db.opts.Durability != DurabilityLocal {
+		return nil
+	}
+	// Two servers with local durability starting at once both passed the
+	// check above; each sees the other's record now (S3 reads what was
+	// written before), and both give way.
+	keys, err = db.store.List(ctx, nodesPrefix)
+	if err != nil {
+		return ioErrorf(err, "listing %s", nodesPrefix)
+	}
+	for _, k := range keys {
+		if k == nodeKey(db.node) {
+			continue
+		}
+		if r, ok, err := db.readNode(ctx, k); err == nil && ok && db.live(r) {
+			db.nodeRec.Stopped = true
+			_ = db.putNode(ctx)
+			return fmt.Errorf("%w: the server of data directory %s on host %s (pid %d) started on storage %s at the same time, and a server with --durability local needs the location to itself; start it again, or with --durability bucket",
+				ErrForeignStorage, r.Dir, r.Host, r.PID, db.locationName())
+		}
+	}
+	return nil
 }
 
 func (db *DB) putNode(ctx context.Context) error {

@@ -461,9 +461,10 @@ func (db *DB) compactGraph(ctx context.Context, t *TableDesc, vi *vectorIndex) e
 // size) before background additions save it again; Close saves the rest.
 const indexSaveGrowth = 0.25
 
-// indexObjectKey names the object holding a saved graph.
-func indexObjectKey(table, index, seq uint64) string {
-	return fmt.Sprintf("tables/%d/indexes/%d/%016x.hnsw", table, index, seq)
+// indexObjectKey names the object holding a saved graph. Each server of
+// a location saves its own graphs: node names it.
+func indexObjectKey(table, index uint64, node string, seq uint64) string {
+	return fmt.Sprintf("tables/%d/indexes/%d/%s-%016x.hnsw", table, index, node, seq)
 }
 
 // saveIndex writes vi's graph as a new object and records it, with the
@@ -475,7 +476,7 @@ func (db *DB) saveIndex(ctx context.Context, t *TableDesc, vi *vectorIndex) erro
 		return pgerror.Wrapf(err, pgerror.InternalError, "saving index %q", vi.desc.Name)
 	}
 	vi.saveSeq++
-	key := indexObjectKey(t.ID, vi.desc.ID, vi.saveSeq)
+	key := indexObjectKey(t.ID, vi.desc.ID, db.node, vi.saveSeq)
 	if err := db.store.Put(ctx, key, buf.Bytes()); err != nil {
 		return ioErrorf(err, "saving index %q", vi.desc.Name)
 	}
