@@ -1,8 +1,10 @@
 // Package storage keeps deeplaked's tables: the catalog, sequences and
 // not-yet-flushed rows in Pebble (synced, so acknowledged writes survive a
 // crash), and flushed rows column-wise in immutable chunk objects behind an
-// ObjectStore. docs/storage.md describes the key layout, the chunk format
-// and the durability argument.
+// ObjectStore, whose location also holds a log of every catalog change
+// (replog.go): the location alone serves its tables, to any number of
+// servers. docs/storage.md describes the key layout, the log, the chunk
+// format and the durability argument.
 package storage
 
 import (
