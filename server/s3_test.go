@@ -165,6 +165,22 @@ func TestStorageMistakesRefused(t *testing.T) {
 	if got := queryText(t, conn, "SELECT count(*), sum(v) FROM t"); got[0][0] != "1000" || got[0][1] != "500500" {
 		t.Fatalf("after the refusals: %v", got)
 	}
+	// A copy of the data directory, started while the server runs:
+	// refused, naming the running server, the bucket unchanged but for
+	// the running server's own record.
+	copied := opts
+	copied.DataDir = filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(copied.DataDir, os.DirFS(opts.DataDir)); err != nil {
+		t.Fatal(err)
+	}
+	before = bucketKeys()
+	_, err = server.Start(ctx, copied)
+	if !errors.Is(err, storage.ErrForeignStorage) || !strings.Contains(err.Error(), "is a copy of it") || !strings.Contains(err.Error(), opts.DataDir) {
+		t.Fatalf("a copy of a running server's data directory: %v", err)
+	}
+	if after := bucketKeys(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("the bucket changed: %v -> %v", before, after)
+	}
 }
 
 // TestS3DiskCache: with a cache directory, the second pass over a table
