@@ -261,6 +261,26 @@ func (db *DB) commitDDL(b *pebble.Batch) error { return db.retryable(db.commitBa
 func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 	db.logMu.Lock()
 	defer db.logMu.Unlock()
+	if !db.logging() {
+		// The data directory's own objects: no other server can share
+		// them, and losing the data directory loses them too, so no log
+		// is kept. Commits are still numbered, for horizons.
+		seq := db.logSeq + 1
+		if nb, err := db.patchRemovals(b, seq); err != nil {
+			return err
+		} else if nb != nil {
+			defer nb.Close()
+			b = nb
+		}
+		if err := b.Set(logSeqKey, binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+			return ioErrorf(err, "committing")
+		}
+		if err := b.Commit(pebble.Sync); err != nil {
+			return err
+		}
+		db.logSeq, db.memSeq = seq, seq
+		return nil
+	}
 	recs, err := replicatedRecords(b)
 	if err != nil {
 		return err
@@ -328,6 +348,10 @@ func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 	}
 	return nil
 }
+
+// logging tells whether commits go into the location's log: only a
+// location other servers can reach (an S3 prefix) has one.
+func (db *DB) logging() bool { return db.opts.Location != "" }
 
 // ErrLogDiverged marks a location whose log holds, at a sequence number
 // this data directory wrote, another writer's entry.
@@ -424,6 +448,9 @@ func (db *DB) loadLogState() error {
 func (db *DB) startLog(ctx context.Context) error {
 	if err := db.loadLogState(); err != nil {
 		return err
+	}
+	if !db.logging() {
+		return nil
 	}
 	if err := db.loadNode(); err != nil {
 		return err
@@ -724,6 +751,9 @@ func (db *DB) writeCheckpoint(ctx context.Context, r pebble.Reader, seq uint64) 
 // writes a checkpoint every checkpointEvery entries.
 func (db *DB) uploadLoop() {
 	defer close(db.uploadDone)
+	if !db.logging() {
+		return
+	}
 	backoff := time.Second
 	for {
 		err := db.uploadQueued()
@@ -781,7 +811,9 @@ func (db *DB) uploadQueued() error {
 				return err
 			}
 		}
-		if err := db.kv.Delete(outKey(seq), pebble.Sync); err != nil {
+		// Unsynced: an entry uploaded again after a crash is found there,
+		// byte for byte.
+		if err := db.kv.Delete(outKey(seq), pebble.NoSync); err != nil {
 			return ioErrorf(err, "uploading the log")
 		}
 		db.logMu.Lock()
