@@ -222,6 +222,9 @@ type tableState struct {
 	// ID, under vmu.
 	vmu      sync.Mutex
 	vindexes map[uint64]*vectorIndex
+	// building marks, under vmu, the indexes another server made that
+	// a background build is making here (reloadMemory).
+	building map[uint64]bool
 }
 
 // pebbleLogger sends Pebble's log lines to slog.

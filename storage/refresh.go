@@ -184,6 +184,34 @@ func (db *DB) reloadMemory() error {
 	db.rolesGen.Add(1)
 	db.pkSeq.Add(1)
 	db.memSeq = db.logSeq
+	// Vector indexes another server made: built here in the background
+	// (searches run exactly until then).
+	for _, ts := range db.byID {
+		for _, ix := range ts.desc.Indexes {
+			ts.vmu.Lock()
+			_, built := ts.vindexes[ix.ID]
+			built = built || ts.building[ix.ID]
+			if !built {
+				if ts.building == nil {
+					ts.building = make(map[uint64]bool)
+				}
+				ts.building[ix.ID] = true
+			}
+			ts.vmu.Unlock()
+			if !built {
+				db.background(func(ctx context.Context) {
+					defer func() {
+						ts.vmu.Lock()
+						delete(ts.building, ix.ID)
+						ts.vmu.Unlock()
+					}()
+					if err := db.buildIndex(ctx, ts, ix, true); err != nil && ctx.Err() == nil {
+						db.log.Warn("storage: building index failed; its searches run exactly", "index", ix.Name, "err", err)
+					}
+				})
+			}
+		}
+	}
 	return nil
 }
 

@@ -147,6 +147,25 @@ func TestTwoServersShareLocation(t *testing.T) {
 	if _, err := a.Table("x"); err != nil {
 		t.Fatal(err)
 	}
+
+	// A vector index made on A is built on B after a refresh.
+	if _, err := a.CreateIndex(context.Background(), "w", IndexDesc{Name: "w_v_idx", Method: "hnsw", Column: 8, OpClass: "vector_l2_ops", M: 8, EfConstruction: 32}, false); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, b)
+	ts, _ := b.state(tableOf(t, b, "w").ID)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		ts.vmu.Lock()
+		n := len(ts.vindexes)
+		ts.vmu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the index made on the other server was not built here")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestSerialAcrossServers takes serial values on two servers at once:
