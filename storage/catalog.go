@@ -230,6 +230,10 @@ func (db *DB) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err 
 // descriptor is durable when CreateTable returns; the DB keeps desc, so
 // the caller must not modify it afterwards.
 func (c *Catalog) CreateTable(desc *TableDesc, ifNotExists bool) (created bool, err error) {
+	return retryDDL(c.db, func() (bool, error) { return c.createTable(desc, ifNotExists) })
+}
+
+func (c *Catalog) createTable(desc *TableDesc, ifNotExists bool) (created bool, err error) {
 	db := c.db
 	if err := desc.validate(); err != nil {
 		return false, err
@@ -290,6 +294,10 @@ func (c *Catalog) DropTableID(name string, id uint64) (bool, error) {
 // dropTable is DropTable of database dbOID, of table id only unless id is
 // 0.
 func (db *DB) dropTable(dbOID uint32, name string, ifExists bool, id uint64) (bool, error) {
+	return retryDDL(db, func() (bool, error) { return db.dropTableOnce(dbOID, name, ifExists, id) })
+}
+
+func (db *DB) dropTableOnce(dbOID uint32, name string, ifExists bool, id uint64) (bool, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.catMu.Lock()

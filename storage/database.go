@@ -171,6 +171,10 @@ func (db *DB) LookupDatabase(name string) (*DatabaseDesc, error) {
 // CreateDatabase makes an empty database owned by role owner; a database
 // of that name is 42P04. It is durable when CreateDatabase returns.
 func (db *DB) CreateDatabase(name, owner string) (*DatabaseDesc, error) {
+	return retryDDL(db, func() (*DatabaseDesc, error) { return db.createDatabase(name, owner) })
+}
+
+func (db *DB) createDatabase(name, owner string) (*DatabaseDesc, error) {
 	if name == "" {
 		return nil, pgerror.New(pgerror.InvalidParameterValue, "database name is empty")
 	}
@@ -220,6 +224,10 @@ func (db *DB) putDatabase(b *pebble.Batch, d *DatabaseDesc) error {
 // ifExists and 3D000 otherwise. Callers make sure no session is using
 // the database.
 func (db *DB) DropDatabase(name string, ifExists bool) (bool, error) {
+	return retryDDL(db, func() (bool, error) { return db.dropDatabase(name, ifExists) })
+}
+
+func (db *DB) dropDatabase(name string, ifExists bool) (bool, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.catMu.Lock()

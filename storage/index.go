@@ -70,6 +70,10 @@ func (db *DB) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNo
 // holding the catalog; then the table's descriptor is replaced by a copy
 // holding the index: descriptors already handed out stay as they were.
 func (c *Catalog) CreateIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
+	return retryDDL(c.db, func() (bool, error) { return c.createIndex(ctx, table, idx, ifNotExists) })
+}
+
+func (c *Catalog) createIndex(ctx context.Context, table string, idx IndexDesc, ifNotExists bool) (bool, error) {
 	db := c.db
 	check := func() (*tableState, bool, error) {
 		ts, ok := db.tables[tableKey{c.oid, table}]
@@ -130,6 +134,10 @@ func (db *DB) DropIndex(name string, ifExists bool) (bool, error) {
 // DropIndex removes the index name. A missing index is (false, nil) when
 // ifExists and 42704 otherwise; a table's name is 42809.
 func (c *Catalog) DropIndex(name string, ifExists bool) (bool, error) {
+	return retryDDL(c.db, func() (bool, error) { return c.dropIndex(name, ifExists) })
+}
+
+func (c *Catalog) dropIndex(name string, ifExists bool) (bool, error) {
 	db := c.db
 	db.catMu.Lock()
 	defer db.catMu.Unlock()

@@ -56,8 +56,31 @@ func (db *DB) retryable(err error) error {
 			db.log.Warn("storage: applying other servers' commits", "err", err)
 		}
 	}()
-	return pgerror.New(pgerror.SerializationFailure, "could not serialize access due to a concurrent change on another server").
-		WithHint("Another server of this storage location changed the catalog meanwhile; retry the statement.")
+	return &retryError{pgerror.New(pgerror.SerializationFailure, "could not serialize access due to a concurrent change on another server").
+		WithHint("Another server of this storage location changed the catalog meanwhile; retry the statement.")}
+}
+
+// retryError is the 40001 error of a catalog change that lost to another
+// server's; errors.Is still finds errRetry in it, for retryDDL.
+type retryError struct{ pe *pgerror.Error }
+
+func (e *retryError) Error() string   { return e.pe.Error() }
+func (e *retryError) Unwrap() []error { return []error{e.pe, errRetry} }
+
+// retryDDL runs a catalog change again, on the state with the other
+// servers' changes, while it loses to them: CREATE TABLE and DROP TABLE,
+// CREATE and DROP INDEX, CREATE and DROP DATABASE re-check (the table
+// may exist now) and commit again. The others give the client 40001.
+func retryDDL[T any](db *DB, fn func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := fn()
+		if !errors.Is(err, errRetry) || attempt == maxCommitRetries {
+			return v, err
+		}
+		if rerr := db.reloadMemory(); rerr != nil {
+			return v, rerr
+		}
+	}
 }
 
 // Refresh applies every entry other servers added to the location's log

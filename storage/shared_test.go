@@ -132,18 +132,32 @@ func TestTwoServersShareLocation(t *testing.T) {
 	wantKeys(t, a, 30300)
 	wantKeys(t, b, 30300)
 
-	// DDL: a table made on B is there on A after a refresh; making it on
-	// A before the refresh fails with a retryable error or as a
-	// duplicate, never twice.
+	// DDL: a table made on B, then on A before A refreshed: A's commit
+	// loses, A applies B's and finds the table there (42P07, never two
+	// tables). A table made on A meanwhile is there on B after a refresh.
 	if _, err := b.CreateTable(wideTable("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CreateTable(wideTable("x"), false); err == nil {
-		t.Fatal("one table created on two servers")
-	} else if c := pgerror.GetCode(err); c != pgerror.SerializationFailure && c != pgerror.DuplicateTable {
-		t.Fatalf("got %v", err)
+	_, err = a.CreateTable(wideTable("x"), false)
+	wantCode(t, err, pgerror.DuplicateTable)
+	if _, err := b.CreateTable(wideTable("y"), false); err != nil {
+		t.Fatal(err)
 	}
-	refresh(t, a)
+	if _, err := a.CreateTable(wideTable("z"), false); err != nil {
+		t.Fatalf("a table of another name, made on A after B made one: %v", err)
+	}
+	if dropped, err := a.DropTable("y", false); err != nil || !dropped {
+		t.Fatal(dropped, err)
+	}
+	refresh(t, a, b)
+	for _, db := range []*DB{a, b} {
+		if _, err := db.Table("y"); err == nil {
+			t.Fatal("table y is still there")
+		}
+		if _, err := db.Table("z"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := a.Table("x"); err != nil {
 		t.Fatal(err)
 	}
