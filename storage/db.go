@@ -181,6 +181,8 @@ type DB struct {
 	// location's log holds another writer's entry where this data
 	// directory's should be.
 	logBroken, diverged error
+	// checkpointing is set while a background checkpoint is written.
+	checkpointing bool
 	// node names this data directory in the entries it writes.
 	node string
 	// attaching is set by Open when a new data directory attaches.

@@ -71,10 +71,11 @@ const (
 	// checkpointPart is the most replicated bytes one checkpoint object
 	// holds before compression.
 	checkpointPart = 32 << 20
-	// checkpointEvery is how many log entries a data directory writes
-	// between checkpoints.
-	checkpointEvery = 4096
 )
+
+// checkpointEvery is how many log entries a data directory writes between
+// checkpoints (a variable for tests).
+var checkpointEvery uint64 = 4096
 
 var (
 	// logSeqKey holds the last log entry applied to this data directory.
@@ -339,6 +340,17 @@ func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 		db.memSeq = seq
 	}
 	db.logSeq = seq
+	if db.opts.Durability == DurabilityBucket && seq >= db.lastCheckpoint+checkpointEvery && !db.checkpointing {
+		db.checkpointing = true
+		db.background(func(ctx context.Context) {
+			if err := db.checkpointNow(ctx); err != nil {
+				db.log.Warn("storage: writing a checkpoint", "err", err)
+			}
+			db.logMu.Lock()
+			db.checkpointing = false
+			db.logMu.Unlock()
+		})
+	}
 	if db.opts.Durability == DurabilityLocal {
 		db.queued++
 		select {
@@ -843,7 +855,9 @@ func (db *DB) checkpointNow(ctx context.Context) error {
 	if err := db.writeCheckpoint(ctx, snap, seq); err != nil {
 		return err
 	}
-	db.lastCheckpoint = seq
+	db.logMu.Lock()
+	db.lastCheckpoint = max(db.lastCheckpoint, seq)
+	db.logMu.Unlock()
 	return db.kv.Set(checkpointKey, binary.BigEndian.AppendUint64(nil, seq), pebble.Sync)
 }
 

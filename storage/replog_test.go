@@ -313,3 +313,40 @@ func scanNow(t *testing.T, db *DB, tbl *TableDesc, cols []int) ([][]any, []uint6
 	defer txn.Rollback()
 	return scanAll(t, db, txn, tbl, cols)
 }
+
+// TestCheckpointsFollowTheLog: a server with bucket durability writes a
+// checkpoint every checkpointEvery entries, and a new data directory
+// attaches from the latest.
+func TestCheckpointsFollowTheLog(t *testing.T) {
+	defer func(n uint64) { checkpointEvery = n }(checkpointEvery)
+	checkpointEvery = 8
+	f := newAttachFixture(t)
+	db, err := f.open(t, filepath.Join(t.TempDir(), "a"), Options{Durability: DurabilityBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	for i := range 30 {
+		insert(t, db, tbl, wideRows(tbl, i*10, 10))
+	}
+	var cps []uint64
+	for deadline := time.Now().Add(30 * time.Second); len(cps) < 3; {
+		if cps, err = db.checkpoints(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoints %v after %d entries", cps, db.LogSeq())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	db2, err := f.open(t, filepath.Join(t.TempDir(), "b"), Options{Attach: true, Durability: DurabilityBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if db2.lastCheckpoint == 0 {
+		t.Fatal("attached from the first checkpoint")
+	}
+	wantKeys(t, db2, 300)
+}
