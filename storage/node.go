@@ -128,6 +128,15 @@ func (db *DB) claimNode(ctx context.Context) error {
 		if err != nil || !ok || !db.live(r) {
 			continue
 		}
+		if r.Durability != DurabilityLocal.String() && db.opts.Durability != DurabilityLocal {
+			continue
+		}
+		// A server that was killed leaves a record that stops moving.
+		if running, err := db.stillRunning(ctx, k, r); err != nil {
+			return err
+		} else if !running {
+			continue
+		}
 		switch {
 		case r.Durability == DurabilityLocal.String():
 			return fmt.Errorf("%w: the server of data directory %s on host %s (pid %d) runs on storage %s with --durability local, which needs the location to itself; restart it with --durability bucket to share the location",
@@ -166,6 +175,27 @@ func (db *DB) claimNode(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// stillRunning watches the record under key, which says its server is
+// live, for up to three heartbeats: true as soon as the heartbeat moves,
+// false if it goes stale or the server marks itself stopped.
+func (db *DB) stillRunning(ctx context.Context, key string, r nodeRecord) (bool, error) {
+	every := db.heartbeatEvery()
+	for deadline := time.Now().Add(3 * every); time.Now().Before(deadline); {
+		time.Sleep(every / 4)
+		now, ok, err := db.readNode(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		if !ok || now.Stopped {
+			return false, nil
+		}
+		if !now.Heartbeat.Equal(r.Heartbeat) || now.Boot != r.Boot {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (db *DB) putNode(ctx context.Context) error {

@@ -350,3 +350,39 @@ func TestCheckpointsFollowTheLog(t *testing.T) {
 	}
 	wantKeys(t, db2, 300)
 }
+
+// TestLocalDurabilityLossWindow: with local durability, the commits
+// acknowledged while the location could not take their log entries are
+// what a lost data directory loses; those uploaded before are attached
+// back. With bucket durability the same commits are refused instead.
+func TestLocalDurabilityLossWindow(t *testing.T) {
+	f := newAttachFixture(t)
+	fs := NewFaultStore(f.store, 1)
+	db, err := Open(Options{Dir: filepath.Join(t.TempDir(), "a"), Store: fs, Location: identityBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+	if err := db.SyncLog(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The location stops taking log entries: commits are acknowledged
+	// and queued.
+	in := fs.Inject(Fault{Ops: []ObjectOp{ObjectPutIfAbsent, ObjectPut}, Key: func(k string) bool { return strings.HasPrefix(k, "deeplake/") }, Err: ErrInjected})
+	insert(t, db, tbl, wideRows(tbl, 10, 5))
+	wantKeys(t, db, 15)
+	// The data directory is lost with its server (no clean shutdown:
+	// the queue cannot be uploaded).
+	_ = db.Close()
+	in.Remove()
+	db2, err := f.open(t, filepath.Join(t.TempDir(), "b"), Options{Attach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	got := keysOf(t, db2)
+	if len(got) != 10 || got[9] != 1 || got[10] != 0 {
+		t.Fatalf("attached after losing a data directory with queued commits: %d keys (want the 10 uploaded, not the 5 queued)", len(got))
+	}
+}
