@@ -11,7 +11,9 @@
 //
 // -s3-latency delays every request to the S3 server by a fixed time, a
 // model of a remote S3 (a PUT there takes 20–50 ms; versitygw on the same
-// machine answers in about a millisecond). docs/scale.md has the figures.
+// machine answers in about a millisecond). -mode contend runs several
+// servers on one location, committing at once (contend.go). docs/scale.md
+// has the figures.
 package main
 
 import (
@@ -21,9 +23,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +52,10 @@ var (
 	rows         = flag.Int("rows", 1_000_000, "rows of each COPY")
 	rounds       = flag.Int("rounds", 2, "rounds; each runs the INSERTs and one COPY on every server in turn")
 	s3Latency    = flag.Duration("s3-latency", 0, "delay before each request reaches the S3 server")
+	mode         = flag.String("mode", "durability", "durability: bucket against local; contend: servers committing to one location at once")
+	servers      = flag.String("servers", "1,2,4", "contend: the numbers of servers on one location to measure, in turn")
+	seconds      = flag.Duration("seconds", 10*time.Second, "contend: how long the servers commit")
+	conns        = flag.Int("conns", 1, "contend: connections per server, each committing one row at a time")
 	workDir      = flag.String("dir", "", "where the work directory goes (default $TMPDIR)")
 	machine      = flag.String("machine", "", "machine description for the report")
 )
@@ -62,7 +65,9 @@ type target struct {
 	name   string
 	dsn    string
 	prefix string // the S3 prefix of a deeplaked; empty for PostgreSQL
-	proc   *exec.Cmd
+	// durability is a deeplaked's --durability.
+	durability string
+	proc       *exec.Cmd
 	// lat holds every INSERT's latency, of all rounds.
 	lat []time.Duration
 	// copyRate holds each round's COPY: rows/s.
@@ -109,15 +114,20 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer stop(gw)
+	if *mode == "contend" {
+		return contend(ctx, work, s3Dir, endpoint)
+	}
 	if *s3Latency > 0 {
-		if endpoint, err = delayProxy(endpoint, *s3Latency); err != nil {
+		px, err := startProxy(endpoint, *s3Latency)
+		if err != nil {
 			return err
 		}
+		endpoint = px.endpoint
 	}
 
 	var targets []*target
 	for _, d := range []string{"local", "bucket"} {
-		t := &target{name: d, prefix: d}
+		t := &target{name: d, prefix: d, durability: d}
 		if err := startDeeplaked(work, endpoint, t); err != nil {
 			return err
 		}
@@ -175,36 +185,17 @@ func startVersitygw(work, dir string) (*exec.Cmd, string, error) {
 	return cmd, "http://" + addr, nil
 }
 
-// delayProxy serves S3 on a new port of 127.0.0.1, holding each request d
-// before passing it to endpoint. The Host header is passed on as the
-// client sent it, so the request's signature still holds.
-func delayProxy(endpoint string, d time.Duration) (string, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "", err
-	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(d)
-		p.ServeHTTP(w, r)
-	}))
-	return "http://" + ln.Addr().String(), nil
-}
-
 // startDeeplaked runs deeplaked with its tables under s3://bucket/t.prefix
 // and durability t.name.
-func startDeeplaked(work, endpoint string, t *target) error {
+func startDeeplaked(work, endpoint string, t *target, extra ...string) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(*deeplakedBin, "--listen", addr, "--data-dir", filepath.Join(work, "dl-"+t.name),
-		"--storage", "s3://"+bucket+"/"+t.prefix, "--s3-endpoint", endpoint, "--durability", t.name)
+		"--storage", "s3://"+bucket+"/"+t.prefix, "--s3-endpoint", endpoint, "--durability", t.durability)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey,
 		"AWS_REGION=us-east-1", "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
 	if err := startLogged(cmd, filepath.Join(work, "deeplaked-"+t.name+".log")); err != nil {
@@ -213,7 +204,7 @@ func startDeeplaked(work, endpoint string, t *target) error {
 	if err := waitListening(addr, cmd); err != nil {
 		stop(cmd)
 		log, _ := os.ReadFile(filepath.Join(work, "deeplaked-"+t.name+".log"))
-		return fmt.Errorf("deeplaked --durability %s: %w\n%s", t.name, err, log)
+		return fmt.Errorf("deeplaked %s: %w\n%s", t.name, err, log)
 	}
 	t.proc = cmd
 	t.dsn = "postgres://bench@" + addr + "/bench"

@@ -5,6 +5,9 @@
 #   bench/scale/durability/run.sh
 #   BENCH_INSERTS=500 BENCH_ROWS=100000 bench/scale/durability/run.sh    # quick run
 #   BENCH_S3_LATENCY=20ms bench/scale/durability/run.sh                  # a remote S3's round trip
+#   BENCH_PG=0 bench/scale/durability/run.sh -mode contend -servers 1,2,4 # servers on one location
+#
+# Arguments go to the program after the ones run.sh sets.
 #
 # Environment:
 #   BENCH_INSERTS     autocommit INSERTs per round (default 2000)
@@ -30,4 +33,4 @@ fi
 
 "$work/durability" -deeplaked "$work/deeplaked" -dir "$work" -machine "$machine" \
 	-inserts "${BENCH_INSERTS:-2000}" -rows "${BENCH_ROWS:-1000000}" -rounds "${BENCH_ROUNDS:-2}" \
-	-s3-latency "${BENCH_S3_LATENCY:-0}" "${pgflag[@]}"
+	-s3-latency "${BENCH_S3_LATENCY:-0}" "${pgflag[@]}" "$@"
