@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"slices"
 	"testing"
 	"time"
 

@@ -166,7 +166,7 @@ func main() {
 		Durability:    *durability,
 
 		RefreshInterval: *refresh,
-		Logger:        logger,
+		Logger:          logger,
 
 		VersionRetention: *retention,
 
