@@ -101,6 +101,13 @@ func (db *DB) checkIdentity(ctx context.Context) error {
 		return foreign("storage %s already holds another catalog's data (identity %s): %s cannot use it; start with that catalog's data directory, or with --attach to serve that catalog from a new data directory, or give this one its own --storage prefix",
 			loc, ident.ID, what)
 	}
+	if db.opts.Attach && fresh {
+		// Attaching to a location that holds no catalog is a mistake (a
+		// mistyped prefix, or the first server not started yet): it
+		// would serve a new, empty catalog.
+		return foreign("storage %s holds no catalog to attach to; start the first server of a location without --attach, or check the --storage prefix",
+			loc)
+	}
 	objects, err := db.store.List(ctx, "tables/")
 	if err != nil {
 		return ioErrorf(err, "listing %s", loc)

@@ -626,7 +626,9 @@ func (db *DB) applyEntry(e *logEntry) error {
 // attach fills a new data directory from the location: the latest
 // checkpoint, then every entry after it.
 func (db *DB) attach(ctx context.Context) error {
-	if !db.attaching {
+	if !db.attaching && !db.opts.Attach {
+		// (With --attach again, an attach cut short before the log
+		// position was recorded starts over.)
 		return fmt.Errorf("%w: storage %s holds a catalog; start with --attach to serve it from the new data directory %s",
 			ErrForeignStorage, db.locationName(), db.opts.Dir)
 	}

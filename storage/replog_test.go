@@ -386,3 +386,15 @@ func TestLocalDurabilityLossWindow(t *testing.T) {
 		t.Fatalf("attached after losing a data directory with queued commits: %d keys (want the 10 uploaded, not the 5 queued)", len(got))
 	}
 }
+
+// TestAttachNeedsACatalog: --attach on a location that holds no catalog
+// (a mistyped prefix, or the first server not started yet) is refused
+// rather than serving a new, empty one.
+func TestAttachNeedsACatalog(t *testing.T) {
+	f := newAttachFixture(t)
+	_, err := f.open(t, filepath.Join(t.TempDir(), "a"), Options{Attach: true})
+	wantForeign(t, err, "holds no catalog to attach to")
+	if keys := objectsUnder(t, f.store, ""); len(keys) != 0 {
+		t.Fatalf("the refused attach wrote %v", keys)
+	}
+}
