@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -133,10 +134,21 @@ func (db *DB) compactTable(ctx context.Context, ts *tableState) (int, error) {
 	return len(picked), nil
 }
 
+// compactGap is the widest gap of row ids a flushed or compacted fragment
+// spans: servers of one location take row ids in blocks of rowIDBlock
+// each, and a fragment whose range held the ids another server has still
+// to hand out would overlap, and so block the compaction of, every
+// fragment of that server's later rows.
+const compactGap = rowIDBlock / 2
+
 // pickCompaction chooses fragments to merge: small ones (every column one
 // chunk under a quarter of the chunk size) when there are at least two,
 // and any with deleted rows to drop. The chosen fragments' row id ranges
-// do not overlap, so their rows concatenated in order stay sorted.
+// do not overlap, so their rows concatenated in order stay sorted: of
+// the candidates, as many as can be taken without overlap (earliest end
+// first, so that one wide fragment does not keep out the many it
+// overlaps), in the run with the most of them whose gaps are at most
+// compactGap.
 func pickCompaction(frags []*fragment, deleted []uint64, chunkSize int64) []*fragment {
 	var cands []*fragment
 	small, withDel := 0, 0
@@ -157,26 +169,38 @@ func pickCompaction(frags []*fragment, deleted []uint64, chunkSize int64) []*fra
 	if small < 2 && withDel == 0 {
 		return nil
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].MinRow < cands[j].MinRow })
-	var out []*fragment
+	sort.Slice(cands, func(i, j int) bool { return cands[i].MaxRow < cands[j].MaxRow })
+	var chosen []*fragment
 	for _, f := range cands {
-		if len(out) > 0 && f.MinRow <= out[len(out)-1].MaxRow {
+		if len(chosen) > 0 && f.MinRow <= chosen[len(chosen)-1].MaxRow {
 			continue
 		}
-		out = append(out, f)
-		if len(out) == maxCompactFragments {
-			break
-		}
+		chosen = append(chosen, f)
 	}
-	if len(out) == 1 {
+	// The run of chosen fragments, no gap wider than compactGap, worth
+	// most: the most fragments, or (for a lone one) rows to drop.
+	var out []*fragment
+	for start := 0; start < len(chosen); {
+		end := start + 1
+		for end < len(chosen) && end-start < maxCompactFragments && chosen[end].MinRow-chosen[end-1].MaxRow <= compactGap {
+			end++
+		}
+		if run := chosen[start:end]; len(run) > len(out) || len(out) == 1 && !hasDeleted(out[0], deleted) && hasDeleted(run[0], deleted) {
+			out = run
+		}
+		start = end
+	}
+	if len(out) == 1 && !hasDeleted(out[0], deleted) {
 		// A lone fragment is worth rewriting only to drop rows.
-		f := out[0]
-		i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= f.MinRow })
-		if !(i < len(deleted) && deleted[i] <= f.MaxRow) {
-			return nil
-		}
+		return nil
 	}
-	return out
+	return slices.Clone(out)
+}
+
+// hasDeleted tells whether some of f's rows are in deleted (sorted).
+func hasDeleted(f *fragment, deleted []uint64) bool {
+	i := sort.Search(len(deleted), func(i int) bool { return deleted[i] >= f.MinRow })
+	return i < len(deleted) && deleted[i] <= f.MaxRow
 }
 
 // chunksBelow reports whether every column of f is a single chunk smaller

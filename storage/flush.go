@@ -78,26 +78,69 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 	dec := types.NewRowDecoder(t.ColumnTypes())
 	dec.Bind(nil, b)
 	var ids, xmins, flushed []uint64
+	// A gap of more than compactGap row ids starts a new fragment (rows
+	// of two servers of a location, each taking ids in blocks of its
+	// own): a fragment's row id range never spans the ids another
+	// server has still to hand out (see pickCompaction).
 	var w *fragWriter
+	var ws []*fragWriter
+	var added []*fragment
+	abortAll := func() {
+		for _, w := range ws {
+			w.abort()
+		}
+	}
+	defer func() {
+		for _, w := range ws {
+			w.done()
+		}
+	}()
+	finish := func() error {
+		f, err := w.finish()
+		if err != nil {
+			return err
+		}
+		added = append(added, f)
+		w = nil
+		return nil
+	}
 	var total int
+	var last uint64
 	valid := it.First()
 	for valid && total < maxFlushRows {
 		b.Reset()
 		ids, xmins = ids[:0], xmins[:0]
+		cut := false
 		for ; valid && len(ids) < types.BatchSize; valid = it.Next() {
 			id, ok := idFromKey(it.Key())
+			if ok && total+len(ids) > 0 && id-last > compactGap {
+				if len(ids) > 0 {
+					cut = true
+					break
+				}
+				if w != nil {
+					if err := finish(); err != nil {
+						abortAll()
+						return err
+					}
+				}
+			}
 			v := it.Value()
 			x, n := binary.Uvarint(v)
 			if !ok || n <= 0 {
+				abortAll()
 				return corruptionf("table %q: bad buffered row %x", t.Name, it.Key())
 			}
 			if err := decodeBuffered(dec, v[n:]); err != nil {
+				abortAll()
 				return inTable(err, "table %q, row %d", t.Name, id)
 			}
 			ids = append(ids, id)
 			xmins = append(xmins, x)
+			last = id
 		}
 		if err := it.Error(); err != nil {
+			abortAll()
 			return ioErrorf(err, "flushing table %q", t.Name)
 		}
 		if len(ids) == 0 {
@@ -106,31 +149,39 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 		b.SetLen(len(ids))
 		if w == nil {
 			if w, err = db.newFragWriter(ctx, t, true); err != nil {
+				abortAll()
 				return err
 			}
+			ws = append(ws, w)
 		}
 		if err := w.add(b, ids, xmins); err != nil {
-			w.abort()
+			abortAll()
 			return err
 		}
 		total += len(ids)
 		flushed = append(flushed, ids...)
+		if cut {
+			if err := finish(); err != nil {
+				abortAll()
+				return err
+			}
+		}
 	}
-	if w == nil {
+	if w != nil {
+		if err := finish(); err != nil {
+			abortAll()
+			return err
+		}
+	}
+	if len(added) == 0 {
 		return nil
-	}
-	defer w.done()
-	f, err := w.finish()
-	if err != nil {
-		w.abort()
-		return err
 	}
 	if valid {
 		ts.pending.Add(1) // more to do: keep the flusher interested
 	}
 	// Delete exactly the rows flushed: a txn that allocated a smaller row
 	// id may have committed after the snapshot.
-	err = db.commitFragments(ts, opFlush, []*fragment{f}, nil, nil, func(wb *pebble.Batch) error {
+	err = db.commitFragments(ts, opFlush, added, nil, nil, func(wb *pebble.Batch) error {
 		var key []byte
 		for _, id := range flushed {
 			key = appendIDKey(key[:0], t.ID, tagRow, id)
@@ -155,14 +206,14 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 		return true, nil
 	})
 	if errors.Is(err, errGone) {
-		w.abort()
+		abortAll()
 		return nil
 	}
 	if err != nil {
-		w.abort()
+		abortAll()
 		return err
 	}
-	db.log.Debug("storage: flushed fragment", "table", t.Name, "fragment", f.ID, "rows", f.Rows)
+	db.log.Debug("storage: flushed", "table", t.Name, "fragments", len(added), "rows", len(flushed))
 	return nil
 }
 

@@ -390,3 +390,56 @@ func TestSharedLogUnderFaults(t *testing.T) {
 		}
 	}
 }
+
+// smallFrag is a fragment of one small chunk per column over [lo, hi].
+func smallFrag(id, lo, hi uint64) *fragment {
+	return &fragment{ID: id, Rows: int64(hi - lo + 1), MinRow: lo, MaxRow: hi, Cols: [][]fragChunk{{{Rows: int64(hi - lo + 1), Size: 100}}}}
+}
+
+// TestPickCompactionAcrossBlocks: fragments of two servers' row id
+// blocks. One wide small fragment (rows of both, flushed together before
+// flushes cut at gaps) does not keep the many it overlaps from merging,
+// and no merge spans the gap between the blocks.
+func TestPickCompactionAcrossBlocks(t *testing.T) {
+	frags := []*fragment{smallFrag(1, 1, 65736)} // wide: both servers' rows
+	for i := range uint64(10) {
+		frags = append(frags, smallFrag(10+i, 101+i*100, 200+i*100)) // server A's
+	}
+	for i := range uint64(3) {
+		frags = append(frags, smallFrag(30+i, 65737+i*100, 65836+i*100)) // server B's
+	}
+	got := pickCompaction(frags, nil, 8<<20)
+	var ids []uint64
+	for _, f := range got {
+		ids = append(ids, f.ID)
+	}
+	if len(ids) != 10 || ids[0] != 10 || ids[9] != 19 {
+		t.Fatalf("picked %v, want server A's ten fragments 10..19", ids)
+	}
+}
+
+// TestFlushCutsAtGaps: buffered rows whose ids lie in two servers'
+// blocks are flushed into a fragment each.
+func TestFlushCutsAtGaps(t *testing.T) {
+	db := openMem(t, 1<<30)
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	// The next rows take ids past a gap, as another server's block would
+	// give them.
+	if _, err := db.alloc(rowIDCounter, 2*compactGap); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, wideRows(tbl, 100, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	frags, err := db.liveFragments(db.kv, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frags) != 2 || frags[0].Rows != 100 || frags[1].Rows != 100 {
+		t.Fatalf("%d fragments, want two of 100 rows", len(frags))
+	}
+	wantKeys(t, db, 200)
+}
