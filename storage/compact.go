@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -65,6 +66,7 @@ func (db *DB) compactTable(ctx context.Context, ts *tableState) (int, error) {
 	if _, live := db.state(t.ID); !live {
 		return 0, nil
 	}
+	began := time.Now()
 	db.commitMu.Lock()
 	snap := db.kv.NewSnapshot()
 	horizon, err := db.horizon(snap, ts)
@@ -122,6 +124,10 @@ func (db *DB) compactTable(ctx context.Context, ts *tableState) (int, error) {
 		added = append(added, f)
 	} else {
 		w.abort()
+	}
+	if db.lapsed(began) {
+		w.abort()
+		return 0, db.errLapsed()
 	}
 	if err := db.commitFragments(ts, opCompact, added, picked, s.dropped, nil, nil); err != nil {
 		w.abort()

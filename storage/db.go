@@ -204,6 +204,9 @@ type DB struct {
 	// the tables dropped before.
 	dropSeq    map[uint64]uint64
 	openLogSeq uint64
+	// heartbeatOK is when the node's record was last renewed, lapseAt
+	// when it was last renewed after a lapse (unix ns; node.go lapsed).
+	heartbeatOK, lapseAt atomic.Int64
 }
 
 // tableState is the in-memory state of one table.

@@ -60,9 +60,9 @@ func (txn *Txn) ReadEpoch(key string) error {
 			return pgerror.Newf(pgerror.ConfigurationLimitExceeded, "too many epochs held (%d)", MaxEpochs).
 				WithHint("An epoch's snapshot is kept until no statement has read it for the linger time; reuse keys within a run's epoch, not across statements.")
 		}
-		logAt := db.LogSeq()
-		holder := &Txn{db: db, snap: db.kv.NewSnapshot(), beginSeq: db.commitSeq, logAt: logAt}
-		holder.shared = &sharedSnap{snap: holder.snap, seq: holder.beginSeq, logAt: logAt, refs: 1}
+		logAt, began := db.LogSeq(), time.Now()
+		holder := &Txn{db: db, snap: db.kv.NewSnapshot(), beginSeq: db.commitSeq, logAt: logAt, began: began}
+		holder.shared = &sharedSnap{snap: holder.snap, seq: holder.beginSeq, logAt: logAt, began: began, refs: 1}
 		db.openTxns[holder] = holder.beginSeq
 		e = &epochSnap{key: key, holder: holder}
 		holder.shared.epoch = e

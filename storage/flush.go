@@ -66,6 +66,7 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 			ts.retryAt.Store(0)
 		}
 	}()
+	began := time.Now()
 	snap := db.kv.NewSnapshot()
 	defer snap.Close()
 	lo, hi := sectionSpan(t.ID, tagRow)
@@ -175,6 +176,10 @@ func (db *DB) flushTable(ctx context.Context, ts *tableState) (err error) {
 	}
 	if len(added) == 0 {
 		return nil
+	}
+	if db.lapsed(began) {
+		abortAll()
+		return db.errLapsed()
 	}
 	if valid {
 		ts.pending.Add(1) // more to do: keep the flusher interested

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/deeplaked/deeplaked/pgerror"
 )
 
 // Each server running on a shared location (an S3 prefix) keeps a record
@@ -76,9 +78,46 @@ func (db *DB) readNode(ctx context.Context, key string) (nodeRecord, bool, error
 }
 
 // live tells whether r's server is running, as far as its heartbeat
-// says: one not renewed for three heartbeats is taken for dead.
+// says: one not renewed for three heartbeats is taken for dead (to start
+// in its place, or beside it).
 func (db *DB) live(r nodeRecord) bool {
 	return !r.Stopped && time.Since(r.Heartbeat) < 3*db.heartbeatEvery()
+}
+
+// deleteGrace is how long after its last heartbeat a server's horizon
+// and unfinished writes are still respected by the others' VACUUM: long
+// past a killed server's end, so that a server paused for less (its
+// machine suspended, swapping, or cut off from the storage) finds what
+// it reads and writes still there. A server that was out of contact for
+// half of it stops its transactions from before (lapsed).
+func (db *DB) deleteGrace() time.Duration { return 120 * db.heartbeatEvery() }
+
+// mayRead tells whether r's server may still read or write objects that
+// only it knows of (its horizon, its fragments in flight).
+func (db *DB) mayRead(r nodeRecord) bool {
+	return !r.Stopped && time.Since(r.Heartbeat) < db.deleteGrace()
+}
+
+// lapsed tells whether this server was out of contact with the location
+// (its heartbeat not renewed for half of deleteGrace) since began: a
+// transaction or write begun before may have lost objects to another
+// server's VACUUM, and must not commit.
+func (db *DB) lapsed(began time.Time) bool {
+	if !db.shared() {
+		return false
+	}
+	last := time.Unix(0, db.heartbeatOK.Load())
+	if time.Since(last) > db.deleteGrace()/2 {
+		return true // out of contact right now
+	}
+	at := db.lapseAt.Load()
+	return at != 0 && began.UnixNano() < at
+}
+
+// errLapsed is the error of a commit refused by lapsed.
+func (db *DB) errLapsed() error {
+	return pgerror.Newf(pgerror.SerializationFailure, "could not serialize access: this server was out of contact with storage %s for longer than %s", db.locationName(), db.deleteGrace()/2).
+		WithHint("Another server may have vacuumed what this transaction wrote or read; retry it.")
 }
 
 // claimNode checks, before the data directory writes anything, that no
@@ -153,6 +192,7 @@ func (db *DB) claimNode(ctx context.Context) error {
 	if err := db.putNode(ctx); err != nil {
 		return err
 	}
+	db.heartbeatOK.Store(time.Now().UnixNano())
 	if db.opts.Durability != DurabilityLocal {
 		return nil
 	}
@@ -244,8 +284,17 @@ func (db *DB) heartbeatLoop() {
 		}
 		db.nodeRec.Heartbeat = time.Now().UTC()
 		db.nodeRec.Horizon = db.minOpenLog()
-		if err := db.putNode(ctx); err != nil && !strings.Contains(err.Error(), "context") {
-			db.log.Warn("storage: renewing the node's heartbeat", "err", err)
+		if err := db.putNode(ctx); err != nil {
+			if !strings.Contains(err.Error(), "context") {
+				db.log.Warn("storage: renewing the node's heartbeat", "err", err)
+			}
+		} else {
+			now := time.Now()
+			if prev := time.Unix(0, db.heartbeatOK.Load()); now.Sub(prev) > db.deleteGrace()/2 {
+				db.log.Warn("storage: out of contact with the storage location; transactions begun before cannot commit", "for", now.Sub(prev))
+				db.lapseAt.Store(now.UnixNano())
+			}
+			db.heartbeatOK.Store(now.UnixNano())
 		}
 		cancel()
 	}
@@ -288,7 +337,7 @@ func (db *DB) othersHorizon(ctx context.Context) (uint64, bool, error) {
 		if err != nil {
 			return 0, false, err
 		}
-		if ok && db.live(r) {
+		if ok && db.mayRead(r) {
 			h, alone = min(h, r.Horizon), false
 		}
 	}

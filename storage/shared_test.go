@@ -443,3 +443,44 @@ func TestFlushCutsAtGaps(t *testing.T) {
 	}
 	wantKeys(t, db, 200)
 }
+
+// TestLapsedServerCannotCommit cuts server B off from the location's
+// node records for longer than the others wait for a silent server,
+// while a large transaction of B has written its first fragments: A's
+// VACUUM takes B for gone and deletes them; B, back in contact, refuses
+// to commit that transaction (40001) instead of committing rows whose
+// objects are gone, and commits the next one.
+func TestLapsedServerCannotCommit(t *testing.T) {
+	f := newAttachFixture(t)
+	opts := Options{Durability: DurabilityBucket, FlushRows: 1 << 30, RefreshInterval: 1 << 40, NodeHeartbeat: 10 * time.Millisecond}
+	a, err := f.open(t, filepath.Join(t.TempDir(), "a"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	createTable(t, a, wideTable("w"))
+	fs := NewFaultStore(f.store, 1)
+	o := opts
+	o.Attach, o.Dir, o.Store, o.Location = true, filepath.Join(t.TempDir(), "b"), fs, identityBucket
+	b, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tbl := tableOf(t, b, "w")
+	txn := b.Begin()
+	if err := txn.Insert(tbl, wideRows(tbl, 0, 60000)); err != nil { // spills
+		t.Fatal(err)
+	}
+	in := fs.Inject(Fault{Ops: []ObjectOp{ObjectPut}, Key: func(k string) bool { return strings.HasPrefix(k, nodesPrefix) }, Err: ErrInjected})
+	time.Sleep(b.deleteGrace() + 200*time.Millisecond)
+	if _, err := a.Vacuum(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	in.Remove()
+	time.Sleep(100 * time.Millisecond) // B's heartbeat renews
+	wantCode(t, txn.Commit(), pgerror.SerializationFailure)
+	insert(t, b, tbl, wideRows(tbl, 0, 10))
+	refresh(t, a)
+	wantKeys(t, a, 10)
+}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -14,8 +15,9 @@ import (
 type sharedSnap struct {
 	snap *pebble.Snapshot
 	seq  uint64
-	// logAt is the snapshot's Txn.logAt.
+	// logAt and began are the snapshot's Txn.logAt and Txn.began.
 	logAt uint64
+	began time.Time
 	refs  int
 	// epoch is set when the snapshot is an epoch's (Txn.ReadEpoch).
 	epoch *epochSnap
@@ -34,7 +36,7 @@ func (txn *Txn) ExportSnapshot() (string, error) {
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	if txn.shared == nil {
-		txn.shared = &sharedSnap{snap: txn.snap, seq: txn.beginSeq, logAt: txn.logAt, refs: 1}
+		txn.shared = &sharedSnap{snap: txn.snap, seq: txn.beginSeq, logAt: txn.logAt, began: txn.began, refs: 1}
 	}
 	db.exportSeq++
 	id := fmt.Sprintf("%08X-%016X-1", db.exportSeq, txn.beginSeq)
@@ -70,7 +72,7 @@ func (txn *Txn) ImportSnapshot(id string) error {
 // join makes the txn read s. The caller holds commitMu.
 func (txn *Txn) join(s *sharedSnap) {
 	s.refs++
-	txn.snap, txn.shared, txn.beginSeq, txn.logAt = s.snap, s, s.seq, s.logAt
+	txn.snap, txn.shared, txn.beginSeq, txn.logAt, txn.began = s.snap, s, s.seq, s.logAt, s.began
 	txn.db.openTxns[txn] = s.seq
 	// A dropped table whose objects wait for a transaction reading s
 	// waits for this one as well: it reads the table from s too.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -33,8 +34,10 @@ type Txn struct {
 	snap     *pebble.Snapshot
 	beginSeq uint64
 	// logAt is the last log entry applied before the snapshot was taken:
-	// the snapshot holds at least the state as of it (horizons).
+	// the snapshot holds at least the state as of it (horizons); began
+	// is when.
 	logAt uint64
+	began time.Time
 	// shared is set when snap is read by other transactions too (it was
 	// exported or imported); exports are the identifiers this txn gave it.
 	shared  *sharedSnap
@@ -115,7 +118,7 @@ func (txn *Txn) check() error {
 	}
 	if txn.snap == nil {
 		txn.db.commitMu.Lock()
-		txn.logAt = txn.db.LogSeq()
+		txn.logAt, txn.began = txn.db.LogSeq(), time.Now()
 		txn.snap = txn.db.kv.NewSnapshot()
 		txn.beginSeq = txn.db.commitSeq
 		txn.db.openTxns[txn] = txn.beginSeq
@@ -478,6 +481,9 @@ func (txn *Txn) Commit() (err error) {
 
 func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 	db := txn.db
+	if len(txn.tables) > 0 && db.lapsed(txn.began) {
+		return db.errLapsed()
+	}
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
 	wrote := false
