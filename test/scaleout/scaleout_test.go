@@ -1,0 +1,249 @@
+package scaleout
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/deeplaked/deeplaked/client/stream"
+	"github.com/deeplaked/deeplaked/internal/proctest"
+	"github.com/deeplaked/deeplaked/internal/s3test"
+)
+
+const (
+	// writeFor is how long servers 1 and 2 are written to.
+	writeFor = 16 * time.Second
+	// killAfter is when server 1 is killed, from the start of the writes.
+	killAfter = 6 * time.Second
+	// writersPerServer is the number of writing connections on each of
+	// servers 1 and 2.
+	writersPerServer = 3
+)
+
+// TestThreeServersUnderLoad runs three servers on one S3 prefix, all with
+// --durability bucket and a 200ms refresh. Servers 1 and 2 take
+// concurrent writes from several connections each: pairs inserted with
+// primary keys of their own and of a range both write (23505), serial
+// values returned by RETURNING, updates and deletes of keys the other
+// server touches too (40001), COPY batches, transaction blocks, VACUUM,
+// and CREATE/DROP of scratch tables both servers share. Server 3 reads:
+// a transaction reads count and sum twice across refreshes, and tensor
+// streams (whole, or two shards of one epoch) must each see one snapshot.
+// Server 1 is killed with SIGKILL while it commits and restarted on its
+// data directory. At the end every server, refreshed, holds the same
+// rows, and they are what the clients were told: every acknowledged write
+// is there, no failed one is, no key or serial value twice.
+func TestThreeServersUnderLoad(t *testing.T) {
+	gw := s3test.Start(t)
+	gw.SetEnv(t)
+	loc := "s3://" + gw.NewBucketName() + "/scaleout"
+	common := []string{"--storage", loc, "--s3-endpoint", gw.Endpoint, "--durability", "bucket", "--refresh-interval", "200ms"}
+	s1 := proctest.Start(t, nil, common...)
+	s2 := proctest.Start(t, nil, append(common, "--attach")...)
+	s3 := proctest.Start(t, nil, append(common, "--attach")...)
+	servers := []*proctest.Server{s1, s2, s3}
+	defer func() {
+		if t.Failed() {
+			for i, s := range servers {
+				t.Logf("server %d's log:\n%s", i+1, s.Log())
+			}
+		}
+	}()
+	dsn := func(s *proctest.Server) string { return s.DSN("postgres", "", "postgres") }
+	ctx := context.Background()
+
+	c1 := connect(t, dsn(s1))
+	exec(t, c1, createTable)
+	c1.Close(ctx)
+	for _, s := range servers[1:] {
+		c := connect(t, dsn(s))
+		exec(t, c, "SELECT deeplake_refresh()")
+		c.Close(ctx)
+	}
+
+	h := newHistory()
+	var inflight [3]atomic.Int32
+	start := time.Now()
+	deadline := start.Add(writeFor)
+	var wg sync.WaitGroup
+	for sv := 1; sv <= 2; sv++ {
+		for i := 0; i < writersPerServer; i++ {
+			w := newWriter(t, (sv-1)*writersPerServer+i, sv, dsn(servers[sv-1]), h, &inflight[sv])
+			wg.Add(1)
+			go func() { defer wg.Done(); w.run(deadline) }()
+		}
+	}
+	var txns, changed, streams, streamed int
+	wg.Add(2)
+	go func() { defer wg.Done(); txns, changed = queryLoop(t, dsn(s3), deadline) }()
+	go func() { defer wg.Done(); streams, streamed = streamLoop(t, dsn(s3), deadline) }()
+
+	// Kill server 1 while a write of it is in flight, and restart it on
+	// its data directory and address.
+	time.Sleep(time.Until(start.Add(killAfter)))
+	for inflight[1].Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := syscall.Kill(s1.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if !s1.WaitExit(10 * time.Second) {
+		t.Fatal("server 1 did not exit on SIGKILL")
+	}
+	s1 = proctest.Start(t, nil, append(common, "--listen", s1.Addr, "--data-dir", s1.DataDir)...)
+	servers[0] = s1
+	restarted := time.Since(killed)
+	wg.Wait()
+	t.Logf("server 1 killed %v after the writes began, serving again %v later", killed.Sub(start).Round(time.Millisecond), restarted.Round(time.Millisecond))
+
+	// Every server, refreshed, holds the same rows and scratch tables.
+	var contents [][]row
+	var scratch [][]string
+	for i, s := range servers {
+		if !s.Alive() {
+			t.Fatalf("server %d died", i+1)
+		}
+		c := connect(t, dsn(s))
+		exec(t, c, "SELECT deeplake_refresh()")
+		rows := tableRows(t, c)
+		if err := sameAsStream(c, rows); err != nil {
+			t.Errorf("server %d: %v", i+1, err)
+		}
+		contents = append(contents, rows)
+		scratch = append(scratch, scratchTableNames(t, c))
+		c.Close(ctx)
+	}
+	for i := 1; i < 3; i++ {
+		if !slices.Equal(contents[0], contents[i]) {
+			t.Errorf("server %d holds %d rows, server 1 %d; first difference: %s",
+				i+1, len(contents[i]), len(contents[0]), firstDiff(contents[0], contents[i]))
+		}
+		if !slices.Equal(scratch[0], scratch[i]) {
+			t.Errorf("server %d has scratch tables %v, server 1 %v", i+1, scratch[i], scratch[0])
+		}
+	}
+	h.check(t, contents[0])
+	landed, unknowns := h.landed(contents[0])
+
+	t.Logf("%d rows at the end; of %d inserts and updates cut by the kill, %d committed; %d transactions read twice (%d with the table changed under them); %d streams (%d rows); writes:%s",
+		len(contents[0]), unknowns, landed, txns, changed, streams, streamed, h.summary())
+	// The workload did what it is for.
+	for _, c := range []struct {
+		what string
+		n    int
+	}{
+		{"writes acknowledged on server 1 after its restart", h.total(func(o *op) bool {
+			return o.server == 1 && o.out == acked && o.start.After(killed)
+		})},
+		{"writes acknowledged on server 2", h.total(func(o *op) bool { return o.server == 2 && o.out == acked })},
+		{"inserts refused with 23505", h.total(func(o *op) bool { return o.code == "23505" })},
+		{"writes whose connection the kill cut", h.total(func(o *op) bool { return o.out == unknown && o.server == 1 })},
+		{"transactions reading twice", txns},
+		{"streams", streams},
+	} {
+		if c.n == 0 {
+			t.Errorf("no %s", c.what)
+		}
+	}
+}
+
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func exec(t *testing.T, c *pgx.Conn, q string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func tableRows(t *testing.T, c *pgx.Conn) []row {
+	t.Helper()
+	rows, err := c.Query(context.Background(), "SELECT k, v, sid FROM t ORDER BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.k, &r.v, &r.sid); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func scratchTableNames(t *testing.T, c *pgx.Conn) []string {
+	t.Helper()
+	rows, err := c.Query(context.Background(),
+		"SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'scratch%' ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func firstDiff(a, b []row) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("row %d: %+v vs %+v", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("one is a prefix of the other (%d vs %d rows)", len(a), len(b))
+}
+
+// sameAsStream checks that a tensor stream of t holds rows (sorted by k).
+func sameAsStream(c *pgx.Conn, rows []row) error {
+	s, err := stream.Stream(context.Background(), c.PgConn(), "SELECT k, v FROM t", stream.Options{BatchSize: 1000})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var got []row
+	for s.Next() {
+		b := s.Batch()
+		ks, vs := b.Column("k").Int64(), b.Column("v").Int64()
+		for j, k := range ks {
+			got = append(got, row{k: k, v: vs[j]})
+		}
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	slices.SortFunc(got, func(a, b row) int { return cmp.Compare(a.k, b.k) })
+	want := make([]row, len(rows))
+	for i, r := range rows {
+		want[i] = row{k: r.k, v: r.v}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("a stream holds %d rows, SELECT %d; first difference: %s", len(got), len(want), firstDiff(want, got))
+	}
+	return nil
+}
