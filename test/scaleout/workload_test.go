@@ -389,7 +389,13 @@ func queryLoop(t *testing.T, dsn string, deadline time.Time) (txns, changed int)
 		}
 		a, err := read(tx)
 		if err == nil {
-			time.Sleep(300 * time.Millisecond) // a refresh or two
+			// A refresh or two, and now and then another server's
+			// VACUUM, come between the reads.
+			pause := 300 * time.Millisecond
+			if txns%3 == 2 {
+				pause = 1500 * time.Millisecond
+			}
+			time.Sleep(pause)
 			var b reading
 			if b, err = read(tx); err == nil && a != b {
 				t.Errorf("one transaction read %+v, then %+v", a, b)
@@ -428,6 +434,12 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 	for i := 1; time.Now().Before(deadline); i++ {
 		got := map[int64]int64{}
 		opts := []stream.Options{{BatchSize: 128, Shuffle: i%2 == 0, Seed: int64(i)}}
+		// Every fourth stream is read slowly, so that other servers'
+		// VACUUMs and flushes replace the fragments it reads meanwhile.
+		slow := i%4 == 1
+		if slow {
+			opts[0].BatchSize = 32
+		}
 		if i%3 == 0 {
 			epoch := fmt.Sprintf("scaleout-%d", i)
 			opts = []stream.Options{
@@ -449,6 +461,9 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 						t.Errorf("stream %+v: key %d twice", o, k)
 					}
 					got[k] = vs[j]
+				}
+				if slow {
+					time.Sleep(10 * time.Millisecond)
 				}
 			}
 			if err := s.Err(); err != nil {
