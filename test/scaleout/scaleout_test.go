@@ -20,9 +20,7 @@ import (
 
 const (
 	// writeFor is how long servers 1 and 2 are written to.
-	writeFor = 16 * time.Second
-	// killAfter is when server 1 is killed, from the start of the writes.
-	killAfter = 6 * time.Second
+	writeFor = 18 * time.Second
 	// writersPerServer is the number of writing connections on each of
 	// servers 1 and 2.
 	writersPerServer = 3
@@ -38,10 +36,26 @@ const (
 // a transaction reads count and sum twice across refreshes, and tensor
 // streams (whole, or two shards of one epoch) must each see one snapshot.
 // Server 1 is killed with SIGKILL while it commits and restarted on its
-// data directory. At the end every server, refreshed, holds the same
+// data directory, then server 2 while it runs a VACUUM. At the end every server, refreshed, holds the same
 // rows, and they are what the clients were told: every acknowledged write
 // is there, no failed one is, no key or serial value twice.
 func TestThreeServersUnderLoad(t *testing.T) {
+	runLoad(t, writeFor, []kill{{after: 5 * time.Second, server: 1}, {after: 11 * time.Second, server: 2, vacuum: true}})
+}
+
+// kill is a SIGKILL of a server (1 or 2) while a write of it is in
+// flight, some time after the writes began, and its restart on its data
+// directory and address.
+type kill struct {
+	after  time.Duration
+	server int
+	// vacuum: wait for a VACUUM in flight rather than any write.
+	vacuum bool
+}
+
+// runLoad runs the workload for writeFor with the kills, then compares
+// the servers with each other and with the record.
+func runLoad(t *testing.T, writeFor time.Duration, kills []kill) {
 	gw := s3test.Start(t)
 	gw.SetEnv(t)
 	loc := "s3://" + gw.NewBucketName() + "/scaleout"
@@ -50,8 +64,12 @@ func TestThreeServersUnderLoad(t *testing.T) {
 	s2 := proctest.Start(t, nil, append(common, "--attach")...)
 	s3 := proctest.Start(t, nil, append(common, "--attach")...)
 	servers := []*proctest.Server{s1, s2, s3}
+	var killedLogs []string
 	defer func() {
 		if t.Failed() {
+			for _, l := range killedLogs {
+				t.Logf("%s", l)
+			}
 			for i, s := range servers {
 				t.Logf("server %d's log:\n%s", i+1, s.Log())
 			}
@@ -70,13 +88,13 @@ func TestThreeServersUnderLoad(t *testing.T) {
 	}
 
 	h := newHistory()
-	var inflight [3]atomic.Int32
+	var inflight, vacuums [3]atomic.Int32
 	start := time.Now()
 	deadline := start.Add(writeFor)
 	var wg sync.WaitGroup
 	for sv := 1; sv <= 2; sv++ {
 		for i := 0; i < writersPerServer; i++ {
-			w := newWriter(t, (sv-1)*writersPerServer+i, sv, dsn(servers[sv-1]), h, &inflight[sv])
+			w := newWriter(t, (sv-1)*writersPerServer+i, sv, dsn(servers[sv-1]), h, &inflight[sv], &vacuums[sv])
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(deadline) }()
 		}
@@ -86,25 +104,32 @@ func TestThreeServersUnderLoad(t *testing.T) {
 	go func() { defer wg.Done(); txns, changed = queryLoop(t, dsn(s3), deadline) }()
 	go func() { defer wg.Done(); streams, streamed = streamLoop(t, dsn(s3), deadline) }()
 
-	// Kill server 1 while a write of it is in flight, and restart it on
-	// its data directory and address.
-	time.Sleep(time.Until(start.Add(killAfter)))
-	for inflight[1].Load() == 0 {
-		time.Sleep(time.Millisecond)
+	var killed []time.Time
+	for _, k := range kills {
+		time.Sleep(time.Until(start.Add(k.after)))
+		busy := &inflight[k.server]
+		if k.vacuum {
+			busy = &vacuums[k.server]
+		}
+		for busy.Load() == 0 && time.Since(start) < writeFor {
+			time.Sleep(time.Millisecond)
+		}
+		s := servers[k.server-1]
+		if err := syscall.Kill(s.Pid(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		killed = append(killed, at)
+		if !s.WaitExit(10 * time.Second) {
+			t.Fatalf("server %d did not exit on SIGKILL", k.server)
+		}
+		killedLogs = append(killedLogs, fmt.Sprintf("server %d's log until the kill at %s:\n%s", k.server, at.Format("15:04:05.000"), s.Log()))
+		servers[k.server-1] = proctest.Start(t, nil, append(common, "--listen", s.Addr, "--data-dir", s.DataDir)...)
+		t.Logf("server %d killed %v after the writes began, serving again %v later",
+			k.server, at.Sub(start).Round(time.Millisecond), time.Since(at).Round(time.Millisecond))
 	}
-	if err := syscall.Kill(s1.Pid(), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
-	if !s1.WaitExit(10 * time.Second) {
-		t.Fatal("server 1 did not exit on SIGKILL")
-	}
-	s1 = proctest.Start(t, nil, append(common, "--listen", s1.Addr, "--data-dir", s1.DataDir)...)
-	servers[0] = s1
-	restarted := time.Since(killed)
 	wg.Wait()
-	t.Logf("server 1 killed %v after the writes began, serving again %v later; readers stopped %v after the writes",
-		killed.Sub(start).Round(time.Millisecond), restarted.Round(time.Millisecond), time.Since(deadline).Round(time.Millisecond))
+	t.Logf("readers stopped %v after the writes", time.Since(deadline).Round(time.Millisecond))
 
 	stopped := time.Now()
 	// Every server, refreshed, holds the same rows and scratch tables.
@@ -152,11 +177,11 @@ func TestThreeServersUnderLoad(t *testing.T) {
 		n    int
 	}{
 		{"writes acknowledged on server 1 after its restart", h.total(func(o *op) bool {
-			return o.server == 1 && o.out == acked && o.start.After(killed)
+			return o.server == 1 && o.out == acked && len(killed) > 0 && o.start.After(killed[0])
 		})},
 		{"writes acknowledged on server 2", h.total(func(o *op) bool { return o.server == 2 && o.out == acked })},
 		{"inserts refused with 23505", h.total(func(o *op) bool { return o.code == "23505" })},
-		{"writes whose connection the kill cut", h.total(func(o *op) bool { return o.out == unknown && o.server == 1 })},
+		{"writes whose connection the kill of server 1 cut", h.total(func(o *op) bool { return o.out == unknown && o.server == 1 })},
 		{"transactions reading twice", txns},
 		{"streams", streams},
 	} {

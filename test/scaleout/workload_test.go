@@ -49,11 +49,12 @@ type writer struct {
 	seq      int64
 	own      int64
 	inflight *atomic.Int32 // writes in flight on the writer's server
+	vacuums  *atomic.Int32 // and VACUUMs
 }
 
-func newWriter(t *testing.T, id, server int, dsn string, h *history, inflight *atomic.Int32) *writer {
+func newWriter(t *testing.T, id, server int, dsn string, h *history, inflight, vacuums *atomic.Int32) *writer {
 	return &writer{t: t, id: id, server: server, dsn: dsn, h: h, rng: rand.New(rand.NewPCG(uint64(id), 42)),
-		own: int64(id+1) * ownBase, inflight: inflight}
+		own: int64(id+1) * ownBase, inflight: inflight, vacuums: vacuums}
 }
 
 // nextVal returns a value no other write of the test writes.
@@ -338,7 +339,9 @@ func (w *writer) ddl() {
 
 func (w *writer) vacuum() {
 	ctx, done, _ := w.begin()
+	w.vacuums.Add(1)
 	_, err := w.conn.Exec(ctx, "VACUUM t")
+	w.vacuums.Add(-1)
 	done()
 	out, code := w.finish("VACUUM", err, "40001")
 	w.h.count(fmt.Sprintf("s%d vacuum %s %s", w.server, out, code))
