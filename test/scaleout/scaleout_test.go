@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,10 @@ func runLoad(t *testing.T, writeFor time.Duration, kills []kill) {
 	gw := s3test.Start(t)
 	gw.SetEnv(t)
 	loc := "s3://" + gw.NewBucketName() + "/scaleout"
-	common := []string{"--storage", loc, "--s3-endpoint", gw.Endpoint, "--durability", "bucket", "--refresh-interval", "200ms"}
+	// No retention of old versions: each VACUUM expires them and deletes
+	// the objects no snapshot of any server reads.
+	common := []string{"--storage", loc, "--s3-endpoint", gw.Endpoint, "--durability", "bucket",
+		"--refresh-interval", "200ms", "--version-retention", "1ms"}
 	s1 := proctest.Start(t, nil, common...)
 	s2 := proctest.Start(t, nil, append(common, "--attach")...)
 	s3 := proctest.Start(t, nil, append(common, "--attach")...)
@@ -167,7 +171,8 @@ func runLoad(t *testing.T, writeFor time.Duration, kills []kill) {
 		t.Error(e)
 	}
 	landed, unknowns := h.landed(contents[0])
-	t.Logf("the servers compared in %v", time.Since(stopped).Round(time.Millisecond))
+	frags, _ := filepath.Glob(filepath.Join(gw.Dir, "*", "scaleout", "tables", "*", "frags", "*"))
+	t.Logf("the servers compared in %v; %d fragments in the bucket", time.Since(stopped).Round(time.Millisecond), len(frags))
 
 	t.Logf("%d rows at the end; of %d inserts and updates cut by the kill, %d committed; %d transactions read twice (%d with the table changed under them); %d streams (%d rows); writes:%s",
 		len(contents[0]), unknowns, landed, txns, changed, streams, streamed, h.summary())
