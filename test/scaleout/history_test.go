@@ -349,6 +349,13 @@ func (h *history) summary() string {
 	return b.String()
 }
 
+// counter returns a counter's value.
+func (h *history) counter(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.counts[name]
+}
+
 // total counts the recorded writes that match f.
 func (h *history) total(f func(*op) bool) int {
 	h.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +38,53 @@ const (
 	opTimeout = 20 * time.Second
 )
 
+// outage is when the storage was down (versitygw stopped), so that the
+// statements running then may fail with 58030.
+type outage struct {
+	mu       sync.Mutex
+	from, to time.Time // to is zero while the storage is down
+}
+
+// outageGrace is how long after the storage is back a statement may
+// still fail for the outage (its retries ran out meanwhile).
+const outageGrace = 5 * time.Second
+
+func (o *outage) begin() {
+	o.mu.Lock()
+	o.from, o.to = time.Now(), time.Time{}
+	o.mu.Unlock()
+}
+
+func (o *outage) end() {
+	o.mu.Lock()
+	o.to = time.Now()
+	o.mu.Unlock()
+}
+
+// overlaps tells whether a statement that ran from start to end may have
+// met the outage.
+func (o *outage) overlaps(start, end time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.from.IsZero():
+		return false
+	case o.to.IsZero():
+		return end.After(o.from)
+	}
+	return end.After(o.from) && start.Before(o.to.Add(outageGrace))
+}
+
+// excused tells whether err, from a statement that began at start, is
+// the storage's outage: an I/O error (58030) or a lost connection.
+func (o *outage) excused(err error, start time.Time) bool {
+	if !o.overlaps(start, time.Now()) {
+		return false
+	}
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe) || pe.Code == "58030"
+}
+
 // writer writes to one server from one connection until its deadline.
 type writer struct {
 	t        *testing.T
@@ -50,11 +98,13 @@ type writer struct {
 	own      int64
 	inflight *atomic.Int32 // writes in flight on the writer's server
 	vacuums  *atomic.Int32 // and VACUUMs
+	outage   *outage
+	opStart  time.Time // when the statement in flight began
 }
 
-func newWriter(t *testing.T, id, server int, dsn string, h *history, inflight, vacuums *atomic.Int32) *writer {
+func newWriter(t *testing.T, id, server int, dsn string, h *history, inflight, vacuums *atomic.Int32, o *outage) *writer {
 	return &writer{t: t, id: id, server: server, dsn: dsn, h: h, rng: rand.New(rand.NewPCG(uint64(id), 42)),
-		own: int64(id+1) * ownBase, inflight: inflight, vacuums: vacuums}
+		own: int64(id+1) * ownBase, inflight: inflight, vacuums: vacuums, outage: o}
 }
 
 // nextVal returns a value no other write of the test writes.
@@ -123,10 +173,13 @@ func (w *writer) finish(what string, err error, allowed ...string) (outcome, str
 	out, code := classify(err)
 	switch out {
 	case unknown:
+		w.h.count(fmt.Sprintf("s%d statements cut", w.server))
 		w.conn.Close(context.Background())
 		w.conn = nil
 	case failed:
-		ok := false
+		// 58030 says the commit did not land (publish read it back);
+		// one whose outcome is unknown is 08007.
+		ok := code == "58030" && w.outage.overlaps(w.opStart, time.Now())
 		for _, a := range allowed {
 			ok = ok || a == code
 		}
@@ -148,7 +201,8 @@ func (w *writer) pickNewKey() int64 {
 func (w *writer) begin() (context.Context, context.CancelFunc, time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	w.inflight.Add(1)
-	return ctx, func() { w.inflight.Add(-1); cancel() }, time.Now()
+	w.opStart = time.Now()
+	return ctx, func() { w.inflight.Add(-1); cancel() }, w.opStart
 }
 
 // insertPair runs INSERT of one pair through q (the connection or a
@@ -361,20 +415,16 @@ func pairsOK(rows map[int64]int64) error {
 // other servers' commits applied in between: both reads must agree, and
 // each must see whole pairs. It returns how many transactions saw the
 // table change under them (read outside after the second read).
-func queryLoop(t *testing.T, dsn string, deadline time.Time) (txns, changed int) {
+func queryLoop(t *testing.T, dsn string, deadline time.Time, o *outage) (txns, changed, excused int) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Errorf("query reader: %v", err)
-		return
-	}
-	defer conn.Close(ctx)
-	other, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Errorf("query reader: %v", err)
-		return
-	}
-	defer other.Close(ctx)
+	var conn, other *pgx.Conn
+	defer func() {
+		for _, c := range []*pgx.Conn{conn, other} {
+			if c != nil {
+				c.Close(ctx)
+			}
+		}
+	}()
 	type reading struct{ n, sum, pos int64 }
 	read := func(q interface {
 		QueryRow(context.Context, string, ...any) pgx.Row
@@ -385,6 +435,17 @@ func queryLoop(t *testing.T, dsn string, deadline time.Time) (txns, changed int)
 		return r, err
 	}
 	for time.Now().Before(deadline) {
+		start := time.Now()
+		var err error
+		if conn == nil {
+			if conn, err = pgx.Connect(ctx, dsn); err == nil {
+				other, err = pgx.Connect(ctx, dsn)
+			}
+			if err != nil {
+				t.Errorf("query reader: %v", err)
+				return
+			}
+		}
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			t.Errorf("query reader: BEGIN: %v", err)
@@ -407,6 +468,13 @@ func queryLoop(t *testing.T, dsn string, deadline time.Time) (txns, changed int)
 		if err == nil {
 			err = tx.Commit(ctx)
 		}
+		if err != nil && o.excused(err, start) {
+			excused++
+			conn.Close(ctx)
+			other.Close(ctx)
+			conn, other = nil, nil
+			continue
+		}
 		if err != nil {
 			t.Errorf("query reader: %v", err)
 			return
@@ -419,22 +487,30 @@ func queryLoop(t *testing.T, dsn string, deadline time.Time) (txns, changed int)
 			changed++
 		}
 	}
-	return txns, changed
+	return txns, changed, excused
 }
 
 // streamLoop streams t as tensors, whole or as two shards of one epoch,
 // and checks that what a stream (or an epoch's shards together) holds is
 // one snapshot: whole pairs, no row twice. It returns the number of
 // streams and the rows they held.
-func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int) {
+func streamLoop(t *testing.T, dsn string, deadline time.Time, o *outage) (streams, rows, excused int) {
 	ctx := context.Background()
-	conn, err := pgconn.Connect(ctx, dsn)
-	if err != nil {
-		t.Errorf("stream reader: %v", err)
-		return
-	}
-	defer conn.Close(ctx)
+	var conn *pgconn.PgConn
+	defer func() {
+		if conn != nil {
+			conn.Close(ctx)
+		}
+	}()
 	for i := 1; time.Now().Before(deadline); i++ {
+		if conn == nil {
+			var err error
+			if conn, err = pgconn.Connect(ctx, dsn); err != nil {
+				t.Errorf("stream reader: %v", err)
+				return
+			}
+		}
+		start := time.Now()
 		got := map[int64]int64{}
 		opts := []stream.Options{{BatchSize: 128, Shuffle: i%2 == 0, Seed: int64(i)}}
 		// Every fourth stream is read slowly, so that other servers'
@@ -450,8 +526,9 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 				{BatchSize: 128, Shuffle: true, Seed: int64(i), Rank: 1, World: 2, Epoch: epoch},
 			}
 		}
-		for _, o := range opts {
-			s, err := stream.Stream(ctx, conn, "SELECT k, v FROM t", o)
+		failed := false
+		for _, opt := range opts {
+			s, err := stream.Stream(ctx, conn, "SELECT k, v FROM t", opt)
 			if err != nil {
 				t.Errorf("stream reader: %v", err)
 				return
@@ -461,7 +538,7 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 				ks, vs := b.Column("k").Int64(), b.Column("v").Int64()
 				for j, k := range ks {
 					if _, dup := got[k]; dup {
-						t.Errorf("stream %+v: key %d twice", o, k)
+						t.Errorf("stream %+v: key %d twice", opt, k)
 					}
 					got[k] = vs[j]
 				}
@@ -470,10 +547,21 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 				}
 			}
 			if err := s.Err(); err != nil {
-				t.Errorf("stream %+v: %v", o, err)
+				s.Close()
+				if o.excused(err, start) {
+					excused++
+					failed = true
+					conn.Close(ctx)
+					conn = nil
+					break
+				}
+				t.Errorf("stream %+v: %v", opt, err)
 				return
 			}
 			s.Close()
+		}
+		if failed {
+			continue
 		}
 		if err := pairsOK(got); err != nil {
 			t.Errorf("stream %+v saw half a pair: %v", opts, err)
@@ -481,5 +569,5 @@ func streamLoop(t *testing.T, dsn string, deadline time.Time) (streams, rows int
 		streams++
 		rows += len(got)
 	}
-	return streams, rows
+	return streams, rows, excused
 }
