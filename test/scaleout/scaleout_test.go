@@ -37,7 +37,7 @@ const (
 // a transaction reads count and sum twice across refreshes, and tensor
 // streams (whole, or two shards of one epoch) must each see one snapshot.
 // Server 1 is killed with SIGKILL while it commits and restarted on its
-// data directory; the storage is down for 2 s (statements then may fail
+// data directory; the storage is down for 1.5 s (statements then may fail
 // with 58030, or 08007 when a commit's outcome is unknown); then server 2
 // is killed while it runs a VACUUM. At the end every server, refreshed,
 // holds the same rows, and they are what the clients were told: every
@@ -49,7 +49,7 @@ const (
 func TestThreeServersUnderLoad(t *testing.T) {
 	runLoad(t, writeFor, []kill{
 		{after: 4 * time.Second, server: 1},
-		{after: 9 * time.Second, server: 0, down: 2 * time.Second},
+		{after: 9 * time.Second, server: 0, down: 1500 * time.Millisecond},
 		{after: 13 * time.Second, server: 2, vacuum: true},
 	})
 }
