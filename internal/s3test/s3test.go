@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,9 @@ type Server struct {
 	Dir string
 
 	buckets atomic.Int64
+	bin     string
+	mu      sync.Mutex
+	stop    func() // ends the running versitygw; safe to call twice
 }
 
 // Binary returns the path of the versitygw binary, or an error that says
@@ -68,11 +72,14 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	s := &Server{AccessKey: "deeplaked-test", SecretKey: "deeplaked-test-secret", Dir: t.TempDir()}
+	s := &Server{AccessKey: "deeplaked-test", SecretKey: "deeplaked-test-secret", Dir: t.TempDir(), bin: bin}
 	// The port is picked by listening and closing, so another process can
 	// take it before versitygw does; try a few times.
 	for try := 1; ; try++ {
-		err := s.start(t, bin)
+		port, err := freePort()
+		if err == nil {
+			err = s.start(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		}
 		if err == nil {
 			return s
 		}
@@ -82,12 +89,30 @@ func Start(t testing.TB) *Server {
 	}
 }
 
-func (s *Server) start(t testing.TB, bin string) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// Restart stops versitygw, leaves it down for down, and starts it again
+// on the same address and directory: clients see their requests fail,
+// then the same buckets. It fails the test if the server cannot start
+// again.
+func (s *Server) Restart(t testing.TB, down time.Duration) {
+	t.Helper()
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	stop()
+	time.Sleep(down)
+	var err error
+	for try := 0; try < 50; try++ {
+		// The address may linger a moment after the kill.
+		if err = s.start(t, strings.TrimPrefix(s.Endpoint, "http://")); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	t.Fatalf("s3test: restarting: %v", err)
+}
+
+func (s *Server) start(t testing.TB, addr string) error {
+	bin := s.bin
 	cmd := exec.Command(bin, "--port", addr, "--quiet", "posix", s.Dir)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.AccessKey, "ROOT_SECRET_KEY="+s.SecretKey)
 	var out syncBuffer
@@ -97,9 +122,12 @@ func (s *Server) start(t testing.TB, bin string) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
 	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
 	}
 
 	deadline := time.Now().Add(30 * time.Second)
@@ -122,6 +150,9 @@ func (s *Server) start(t testing.TB, bin string) error {
 		}
 	}
 	t.Cleanup(stop)
+	s.mu.Lock()
+	s.stop = stop
+	s.mu.Unlock()
 	s.Endpoint = "http://" + addr
 	return nil
 }

@@ -16,8 +16,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/deeplaked/deeplaked/internal/proctest"
+	"github.com/deeplaked/deeplaked/internal/s3test"
 	"github.com/deeplaked/deeplaked/server"
 )
 
@@ -56,7 +59,9 @@ func TestPythonPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests")
+	// test_shared_bucket.py starts servers of its own: TestPythonSharedBucket.
+	cmd := exec.Command(python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+		"--ignore", "tests/test_shared_bucket.py", "tests")
 	cmd.Dir = root
 	cmd.Env = append(pythonEnv(root),
 		"DEEPLAKED_DSN=postgres://tester@"+srv.Addr()+"/training?sslmode=disable",
@@ -66,6 +71,32 @@ func TestPythonPackage(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("pytest: %v", err)
+	}
+}
+
+// TestPythonSharedBucket runs python/tests/test_shared_bucket.py, which
+// starts versitygw and two deeplaked processes on one S3 prefix and reads
+// the shards of one stream, one rank from each server.
+func TestPythonSharedBucket(t *testing.T) {
+	gw, err := s3test.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := proctest.Binary(t)
+	root, err := filepath.Abs("../../python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_shared_bucket.py")
+	cmd.Dir = root
+	cmd.Env = append(pythonEnv(root), "DEEPLAKED_BIN="+bin, "DEEPLAKED_VERSITYGW="+gw)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("pytest: %v", err)
+	}
+	if !strings.Contains(string(out), " passed") || strings.Contains(string(out), "skipped") {
+		t.Fatalf("pytest ran no test of the shared bucket")
 	}
 }
 
