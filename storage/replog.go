@@ -249,7 +249,7 @@ func decodeEntry(key string, data []byte) (*logEntry, error) {
 // when b changes replicated keys it becomes the next log entry, put in
 // the location first (DurabilityBucket) or queued for upload in b
 // (DurabilityLocal). It is the only way the catalog is written.
-func (db *DB) commitBatch(b *pebble.Batch) error { return db.commitBatchMode(b, true) }
+func (db *DB) commitBatch(b *pebble.Batch) error { return db.commitBatchMode(b, true, 0) }
 
 // commitDDL is commitBatch for a catalog change that is not rebuilt by
 // itself: a commit that has to be built again is a 40001 error.
@@ -258,8 +258,10 @@ func (db *DB) commitDDL(b *pebble.Batch) error { return db.retryable(db.commitBa
 // commitBatchMode is commitBatch; a strict commit (one built from the
 // in-memory state) is refused with errRetry while entries of other
 // servers are applied but not yet in memory, a loose one (built from
-// Pebble alone: a counter block) is not.
-func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
+// Pebble alone: a counter block) is not, but is refused with errRetry
+// when entries were applied since builtAt, the log entry applied when
+// its building began (its reads may predate them).
+func (db *DB) commitBatchMode(b *pebble.Batch, strict bool, builtAt uint64) error {
 	db.logMu.Lock()
 	defer db.logMu.Unlock()
 	if !db.logging() {
@@ -292,9 +294,9 @@ func (db *DB) commitBatchMode(b *pebble.Batch, strict bool) error {
 	if err := db.logUsable(); err != nil {
 		return err
 	}
-	if strict && db.memSeq != db.logSeq {
-		// Entries of other servers are applied but not yet in memory:
-		// b was built on an older state.
+	if strict && db.memSeq != db.logSeq || !strict && db.logSeq != builtAt {
+		// Entries of other servers are applied but not yet in memory,
+		// or since b's reads: b was built on an older state.
 		return errRetry
 	}
 	seq := db.logSeq + 1

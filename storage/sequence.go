@@ -70,7 +70,9 @@ func (db *DB) alloc(key []byte, n uint64) (uint64, error) {
 		}
 		for attempt := 0; ; attempt++ {
 			// The stored mark is above this block when another server
-			// of the location reserved one since: go on after it.
+			// of the location reserved one since: go on after it. (An
+			// entry applied after this read fails the commit below.)
+			at := db.LogSeq()
 			stored, err := db.storedCounter(key)
 			if err != nil {
 				return 0, err
@@ -82,7 +84,7 @@ func (db *DB) alloc(key []byte, n uint64) (uint64, error) {
 			limit := base + n + block
 			b := db.kv.NewBatch()
 			_ = b.Set(key, binary.BigEndian.AppendUint64(nil, limit), nil)
-			err = db.commitBatchMode(b, false)
+			err = db.commitBatchMode(b, false, at)
 			b.Close()
 			if errors.Is(err, errRetry) && attempt < maxCommitRetries {
 				continue
