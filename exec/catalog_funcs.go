@@ -170,6 +170,8 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
+	case "deeplake_commit", "deeplake_tag", "deeplake_drop_tag":
+		return f.versionFunc(i)
 	case "deeplake_refresh":
 		// Applies what other servers of the storage location committed;
 		// the next transaction sees it. Returns the log entry applied.

@@ -154,12 +154,21 @@ func (db *DB) expireVersions(ts *tableState, st *VacuumStats) error {
 		return ioErrorf(err, "reading versions of %q", t.Name)
 	}
 	defer it.Close()
+	named, err := db.namedVersions(db.kv, t.ID)
+	if err != nil {
+		return err
+	}
 	b := db.kv.NewBatch()
 	defer b.Close()
 	for it.First(); it.Valid(); it.Next() {
 		v, _ := idFromKey(it.Key())
 		if v >= ts.head {
 			break
+		}
+		if named[v] {
+			// A commit or tag names it: kept, and with it (the oldest
+			// retained version being the horizon) what it reads.
+			continue
 		}
 		r, err := decodeVersionRecord(it.Value())
 		if err != nil {

@@ -113,10 +113,15 @@ func (db *DB) Versions(name string) ([]VersionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return db.tableVersions(t)
+}
+
+// tableVersions lists the retained versions of table t, oldest first.
+func (db *DB) tableVersions(t *TableDesc) ([]VersionInfo, error) {
 	lo, hi := sectionSpan(t.ID, tagVersion)
 	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return nil, ioErrorf(err, "reading versions of %q", name)
+		return nil, ioErrorf(err, "reading versions of %q", t.Name)
 	}
 	defer it.Close()
 	var out []VersionInfo

@@ -1,0 +1,76 @@
+package exec
+
+import (
+	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/storage"
+)
+
+// Named versions (docs/versioning.md): deeplake_commit, deeplake_tag and
+// deeplake_drop_tag name a table's versions; the caller must be able to
+// read the table.
+
+// versionedTable returns the table name of the session's database, which
+// the current role may read.
+func (f *funcEval) versionedTable(name string) (*storage.TableDesc, error) {
+	env := f.env
+	if env.DB == nil || env.Txn == nil {
+		return nil, pgerror.Newf(pgerror.FeatureNotSupported, "%s() needs a database", f.fn.Name)
+	}
+	cat := env.Catalog
+	if cat == nil {
+		cat = env.DB.Catalog(storage.PostgresOID)
+	}
+	t, err := cat.Table(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := env.privileges()
+	if err != nil {
+		return nil, err
+	}
+	if !p.auth.Superuser(p.role) {
+		have, _ := p.auth.Mask(storage.ObjectTable, t.ACL, p.ownerName(t), p.role)
+		if have&storage.PrivSelect == 0 {
+			return nil, pgerror.Newf(pgerror.InsufficientPrivilege, "permission denied for table %s", t.Name)
+		}
+	}
+	return t, nil
+}
+
+// versionFunc appends the value of a named-version function for row i.
+func (f *funcEval) versionFunc(i int) error {
+	t, err := f.versionedTable(f.str(0, i))
+	if err != nil {
+		return err
+	}
+	env := f.env
+	switch f.fn.Name {
+	case "deeplake_commit":
+		user := env.User
+		if env.Role != "" {
+			user = env.Role
+		}
+		id, err := env.Txn.CommitVersion(t, f.str(1, i), user)
+		if err != nil {
+			return err
+		}
+		f.out.AppendString(id)
+	case "deeplake_tag":
+		ref := ""
+		if !f.null(2, i) {
+			ref = f.str(2, i)
+		}
+		tag, err := env.Txn.Tag(t, f.str(1, i), ref)
+		if err != nil {
+			return err
+		}
+		f.out.AppendString(tag.Name)
+	case "deeplake_drop_tag":
+		dropped, err := env.DB.DropTag(t, f.str(1, i), false)
+		if err != nil {
+			return err
+		}
+		f.out.AppendBool(dropped)
+	}
+	return nil
+}
