@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
@@ -80,6 +81,20 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	if rn != nil {
 		n, c.rng = rn, rng
 		c.limited, c.limit, c.offset = limit >= 0, limit, offset
+	}
+	if ref := n.Options.Tensor.VersionRef; ref != "" {
+		// A named version: the stream reads the version it names.
+		s := plainScan(n.Query)
+		if s == nil || env.Txn == nil {
+			return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's rows")
+		}
+		r, err := env.Txn.ResolveRef(s.Table, ref)
+		if err != nil {
+			return nil, err
+		}
+		resolved := *n
+		resolved.Options.Tensor.Version, resolved.Options.Tensor.VersionRef = r.Version, ""
+		n = &resolved
 	}
 	c.n, c.opts = n, n.Options
 	scan := tensorGroupScan(env, n, offset > 0)

@@ -120,6 +120,9 @@ type TensorOptions struct {
 	StartBatch  int64
 	// Version reads the table as of that version (0: the snapshot).
 	Version uint64
+	// VersionRef, when VERSION is not a number, is the ref (a commit id,
+	// a tag, a time) the stream resolves to Version as it starts.
+	VersionRef string
 	// Epoch names the snapshot the statements of one epoch share ("":
 	// the statement's own).
 	Epoch string

@@ -181,6 +181,7 @@ func TestCopyToTensorVersion(t *testing.T) {
 		t.Fatal(vs, err)
 	}
 	first := vs[len(vs)-1].Version
+	mustRun(t, s, "SELECT deeplake_tag('v', 'ten')", "columns deeplake_tag:text; ten; SELECT 1")
 	mustRun(t, s, "INSERT INTO v SELECT g FROM generate_series(10, 14) g", "INSERT 0 5")
 	mustRun(t, s, "DELETE FROM v WHERE id < 3", "DELETE 3")
 	if ids := copyIDs(t, s, fmt.Sprintf("COPY v TO STDOUT WITH (FORMAT tensor, VERSION %d)", first)); !slices.Equal(ids, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
@@ -192,7 +193,12 @@ func TestCopyToTensorVersion(t *testing.T) {
 	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor)"); len(ids) != 12 {
 		t.Errorf("current version: %v", ids)
 	}
+	// A named version: the tag made before the writes.
+	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor, VERSION 'ten')"); !slices.Equal(ids, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+		t.Errorf("VERSION 'ten': %v", ids)
+	}
 	for q, code := range map[string]pgerror.Code{
+		"COPY v TO STDOUT WITH (FORMAT tensor, VERSION 'no-such-tag')":            pgerror.UndefinedObject,
 		"COPY v TO STDOUT WITH (FORMAT tensor, VERSION 999)":                      pgerror.InvalidParameterValue,
 		"COPY (SELECT count(*) FROM v) TO STDOUT WITH (FORMAT tensor, VERSION 1)": pgerror.FeatureNotSupported,
 	} {

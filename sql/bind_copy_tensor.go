@@ -82,6 +82,11 @@ func tensorOptions(opts plan.CopyOptions, list []Option, seen map[string]bool) (
 			}
 			t.SharedMemory, err = tensorInt(o, plan.MinSharedMemory, plan.MaxSharedMemory)
 		case "version":
+			if _, perr := strconv.ParseInt(strings.TrimSpace(o.Value), 10, 64); perr != nil && o.HasValue && strings.TrimSpace(o.Value) != "" {
+				// A commit id, a tag or a time (docs/versioning.md).
+				t.VersionRef = strings.TrimSpace(o.Value)
+				break
+			}
 			var v int64
 			v, err = tensorInt(o, 1, math.MaxInt64)
 			t.Version = uint64(v)
