@@ -145,7 +145,7 @@ func TestCopyErrors(t *testing.T) {
 		{"COPY t TO STDOUT (FORMAT tensor, SHARD '1')", "22023", `invalid value for SHARD: "1"`},
 		{"COPY t TO STDOUT (FORMAT tensor, SEED 'abc')", "22023", `invalid value for SEED: "abc"`},
 		{"COPY t TO STDOUT (FORMAT tensor, START_BATCH -1)", "22023", "START_BATCH -1 is out of range (0 to 4611686018427387904)"},
-		{"COPY t TO STDOUT (FORMAT tensor, VERSION 'x')", "22023", `invalid value for VERSION: "x"`},
+		{"COPY t TO STDOUT (FORMAT tensor, VERSION '')", "22023", `invalid value for VERSION: ""`},
 		{"COPY t TO STDOUT (FORMAT tensor, VERSION 0)", "22023", "VERSION 0 is out of range (1 to 9223372036854775807)"},
 		{"COPY t TO STDOUT (FORMAT tensor, SHUFFLE_BUFFER 0)", "22023", "SHUFFLE_BUFFER 0 is out of range (1 to 16777216)"},
 		{"COPY t TO STDOUT (FORMAT tensor, EPOCH '')", "22023", `invalid value for EPOCH: ""`},
