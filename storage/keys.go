@@ -29,6 +29,9 @@ import (
 //	t<table id BE8>v<version BE8>    version record
 //	t<table id BE8>x<frag id BE8>    fragment removed by compaction, awaiting VACUUM
 //	t<table id BE8>i<index id BE8>   saved hnsw graph: object key, covered fragments
+//	t<table id BE8>n<kind><name>     named version: a commit or a tag (refs.go)
+//	l/seq, l/node, l/checkpoint      log position, node name, last checkpoint (replog.go)
+//	l/out/<seq BE8>                  a log entry not yet uploaded
 //
 // Every key of a table starts with t<id>, so one iterator over that prefix
 // sees the table's chunk refs, deletion markers and buffered rows at one
