@@ -14,7 +14,6 @@ import (
 	"github.com/deeplaked/deeplaked/internal/s3test"
 	"github.com/deeplaked/deeplaked/server"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func queryInt(t *testing.T, conn *pgx.Conn, q string) int64 {
@@ -88,7 +87,7 @@ func TestServersShareBucket(t *testing.T) {
 	// The shards of one shuffled stream, rank 0 from A and rank 1 from B.
 	var all []int32
 	for rank, srv := range []*server.Server{a, b} {
-		ids := streamImageIDs16(t, "postgres://anyone@"+srv.Addr()+"/postgres?sslmode=disable",
+		ids := streamImages(t, "postgres://anyone@"+srv.Addr()+"/postgres?sslmode=disable", "SELECT id, img FROM t", 16,
 			stream.Options{BatchSize: 64, Shuffle: true, Seed: 7, Rank: rank, World: 2})
 		if len(ids) < 14000 || len(ids) > 16000 {
 			t.Fatalf("rank %d got %d rows", rank, len(ids))
@@ -119,39 +118,6 @@ func TestServersShareBucket(t *testing.T) {
 	if n, s := queryInt(t, ca, "SELECT count(*) FROM t"), queryInt(t, ca, "SELECT sum(v) FROM t"); n != 29901 || s != sumA {
 		t.Fatalf("after attaching a new data directory: %d rows, sum %d; want 29901, %d", n, s, sumA)
 	}
-}
-
-// streamImageIDs16 streams the ids of table t (id int, img uint8[16],
-// each image all bytes id % 256) with opts, checking each row's image.
-func streamImageIDs16(t *testing.T, dsn string, opts stream.Options) []int32 {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgconn.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	s, err := stream.Stream(ctx, conn, "SELECT id, img FROM t", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []int32
-	for s.Next() {
-		b := s.Batch()
-		ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
-		for i, id := range ids {
-			for _, x := range img[16*i : 16*(i+1)] {
-				if x != byte(id%256) {
-					t.Fatalf("row %d carries another row's image", id)
-				}
-			}
-		}
-		got = append(got, ids...)
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // copyImages copies rows lo..hi into t: id, sign*id, and an image of all

@@ -37,13 +37,21 @@ func TestTensorStreamTLS(t *testing.T) {
 // the order they came, failing if a row carries another row's image.
 func streamImageIDs(t *testing.T, dsn string, opts stream.Options) []int32 {
 	t.Helper()
+	return streamImages(t, dsn, "imgs", 1024, opts)
+}
+
+// streamImages streams query, whose rows are (id int, img uint8[size])
+// with each image all bytes id % 256, and returns the ids in the order
+// they came, failing if a row carries another row's image.
+func streamImages(t *testing.T, dsn, query string, size int, opts stream.Options) []int32 {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgconn.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	s, err := stream.Stream(ctx, conn, "imgs", opts)
+	s, err := stream.Stream(ctx, conn, query, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +60,7 @@ func streamImageIDs(t *testing.T, dsn string, opts stream.Options) []int32 {
 		b := s.Batch()
 		ids, img := b.Column("id").Int32(), b.Column("img").Uint8()
 		for i, id := range ids {
-			if !bytes.Equal(img[1024*i:1024*(i+1)], bytes.Repeat([]byte{byte(id)}, 1024)) {
+			if !bytes.Equal(img[size*i:size*(i+1)], bytes.Repeat([]byte{byte(id)}, size)) {
 				t.Fatalf("%+v: row %d (id %d) has another row's image", opts, i, id)
 			}
 		}
