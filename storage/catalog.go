@@ -49,6 +49,15 @@ type TableDesc struct {
 	// ACL holds the privileges granted on the table; nil while it has its
 	// default (the owner holds every privilege, PUBLIC none).
 	ACL ACL `json:",omitempty"`
+
+	// Branch is the branch of the table this descriptor reads and writes,
+	// "" for main (the table itself). A branch's descriptor is derived
+	// from its table's (Catalog.Branch) and never stored: ID is the
+	// branch's own, Root the table's, and Base the layers the branch
+	// forks from, main's first (branch.go).
+	Branch string  `json:"-"`
+	Root   uint64  `json:"-"`
+	Base   []Layer `json:"-"`
 }
 
 // TableOptions are a table's storage parameters. Zero values mean the
@@ -149,6 +158,9 @@ func (db *DB) loadCatalog() error {
 	}
 	if err := it.Close(); err != nil {
 		return ioErrorf(err, "reading catalog")
+	}
+	if err := db.loadBranchesLocked(nil); err != nil {
+		return err
 	}
 	for _, ts := range db.byID {
 		lo, hi := sectionSpan(ts.desc.ID, tagRow)
@@ -315,7 +327,11 @@ func (db *DB) dropTableOnce(dbOID uint32, name string, ifExists bool, id uint64)
 	t := ts.desc
 	b := db.kv.NewBatch()
 	defer b.Close()
+	branches := db.branchDescsLocked([]*TableDesc{t})
 	err := dropTableBatch(b, t)
+	if err == nil {
+		err = dropBranchesBatch(b, branches)
+	}
 	if err == nil {
 		err = db.commitDDL(b)
 	}
@@ -325,7 +341,7 @@ func (db *DB) dropTableOnce(dbOID uint32, name string, ifExists bool, id uint64)
 	}
 	db.forgetTable(t)
 	db.catMu.Unlock()
-	db.deleteDroppedLater([]*TableDesc{t})
+	db.deleteDroppedLater(append([]*TableDesc{t}, branches...))
 	return true, nil
 }
 
@@ -354,6 +370,7 @@ func dropTableBatch(b *pebble.Batch, t *TableDesc) error {
 func (db *DB) forgetTable(t *TableDesc) {
 	delete(db.tables, tableKey{t.Database, t.Name})
 	delete(db.byID, t.ID)
+	db.forgetBranchesLocked(t.ID)
 }
 
 // deleteDroppedLater deletes the objects of the tables just dropped once

@@ -247,11 +247,15 @@ func (db *DB) dropDatabase(name string, ifExists bool) (bool, error) {
 	}
 	b := db.kv.NewBatch()
 	defer b.Close()
+	branches := db.branchDescsLocked(tables)
 	err := b.Delete(databaseKey(name), nil)
 	for _, t := range tables {
 		if err == nil {
 			err = dropTableBatch(b, t)
 		}
+	}
+	if err == nil {
+		err = dropBranchesBatch(b, branches)
 	}
 	if err == nil {
 		err = db.commitDDL(b)
@@ -266,7 +270,7 @@ func (db *DB) dropDatabase(name string, ifExists bool) (bool, error) {
 	delete(db.dbs, name)
 	delete(db.dbByOID, d.OID)
 	db.catMu.Unlock()
-	db.deleteDroppedLater(tables)
+	db.deleteDroppedLater(append(tables, branches...))
 	return true, nil
 }
 

@@ -113,9 +113,14 @@ type DB struct {
 
 	// catMu guards tables and databases. Commits hold it for reading so
 	// that a table cannot be dropped under a committing transaction.
-	catMu   sync.RWMutex
-	tables  map[tableKey]*tableState
-	byID    map[uint64]*tableState
+	catMu  sync.RWMutex
+	tables map[tableKey]*tableState
+	byID   map[uint64]*tableState
+	// branches holds each table's branches by name, by the table's ID
+	// (branch.go); their tables are in byID too.
+	branches map[uint64]map[string]*branchState
+	// forks caches the primary keys of branches' base views (branchpk.go).
+	forks   forkCache
 	dbs     map[string]*DatabaseDesc
 	dbByOID map[uint32]*DatabaseDesc
 
@@ -311,6 +316,7 @@ func Open(opts Options) (*DB, error) {
 		headers:   newHeaderCache(),
 		tables:    make(map[tableKey]*tableState),
 		byID:      make(map[uint64]*tableState),
+		branches:  make(map[uint64]map[string]*branchState),
 		dbs:       make(map[string]*DatabaseDesc),
 		dbByOID:   make(map[uint32]*DatabaseDesc),
 		counters:  make(map[string]*counter),

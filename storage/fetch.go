@@ -142,10 +142,24 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 			}
 		}
 	}
-	var err error
-	if rf.frags, err = txn.liveFragments(t); err != nil {
-		s.Close()
-		return nil, err
+	for _, lt := range viewTables(t) {
+		fs, err := txn.liveFragments(lt)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		rf.frags = append(rf.frags, fs...)
+	}
+	if len(t.Base) > 0 {
+		// A branch's view: its deletions are its layers' and its own,
+		// each up to its version, loaded at once. The ids asked are
+		// those of a scan of the view: a layer's row it does not read
+		// (committed after its version) is not asked for.
+		if err := s.loadView(txn.snap, asOf); err != nil {
+			s.Close()
+			return nil, err
+		}
+		rf.loaded = true
 	}
 	rf.f.frags = rf.frags
 	return rf, nil
@@ -240,31 +254,16 @@ func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 		// or the other).
 		if !ok && !rf.noBuffered {
 			if rf.lookups++; rf.lookups == bufferedCheckRows {
-				has, err := hasBufferedRows(rf.txn.snap, t)
-				if err != nil {
+				rf.checked = false
+				if err := rf.checkSections(); err != nil {
 					return nil, nil, err
 				}
-				rf.noBuffered = !has
 			}
 		}
 		if !ok && !rf.noBuffered {
-			rf.key = appendIDKey(rf.key[:0], t.ID, tagRow, id)
-			v, closer, err := rf.txn.snap.Get(rf.key)
-			switch {
-			case err == nil:
-				_, n := binary.Uvarint(v)
-				if n <= 0 {
-					closer.Close()
-					return nil, nil, corruptionf("table %q: bad buffered row %d", t.Name, id)
-				}
-				err = decodeBuffered(s.dec, v[n:])
-				closer.Close()
-				if err != nil {
-					return nil, nil, inTable(err, "table %q, row %d", t.Name, id)
-				}
-				ok = true
-			case !errors.Is(err, pebble.ErrNotFound):
-				return nil, nil, ioErrorf(err, "reading row %d of %q", id, t.Name)
+			var err error
+			if ok, err = rf.buffered(id); err != nil {
+				return nil, nil, err
 			}
 		}
 		// A row in a fragment: located by the prefetch, or here.
@@ -292,6 +291,43 @@ func (rf *RowFetcher) fetch(ids []uint64, dst *types.Batch) (*types.Batch, []uin
 	rf.found = found
 	dst.SetLen(len(found))
 	return dst, found, nil
+}
+
+// buffered reads row id from the buffered rows into the batch bound to
+// rf.s.dec, if it is one: of t's own table, or of a branch's layer at most
+// as new as the layer's version.
+func (rf *RowFetcher) buffered(id uint64) (bool, error) {
+	t := rf.t
+	for i := len(t.Base); i >= 0; i-- {
+		table, upTo := t.ID, rf.upTo
+		if i < len(t.Base) {
+			table, upTo = t.Base[i].Table, t.Base[i].Version
+		}
+		rf.key = appendIDKey(rf.key[:0], table, tagRow, id)
+		v, closer, err := rf.txn.snap.Get(rf.key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, ioErrorf(err, "reading row %d of %q", id, t.Name)
+		}
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			closer.Close()
+			return false, corruptionf("table %q: bad buffered row %d", t.Name, id)
+		}
+		if x > upTo {
+			closer.Close()
+			return false, nil
+		}
+		err = decodeBuffered(rf.s.dec, v[n:])
+		closer.Close()
+		if err != nil {
+			return false, inTable(err, "table %q, row %d", t.Name, id)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // reserveRows makes room in the bytes columns of b, which hold one row,
@@ -342,7 +378,7 @@ func (f *fetcher) key(fr *fragment, col int, seq uint32) string {
 		if f.keys == nil {
 			f.keys = make(map[chunkRef]string)
 		}
-		k = fragChunkKey(f.t.ID, fr.ID, col, seq)
+		k = fragChunkKey(fr.table(f.t.ID), fr.ID, col, seq)
 		f.keys[ref] = k
 	}
 	return k
@@ -549,9 +585,13 @@ func (rf *RowFetcher) checkSections() error {
 	}
 	rf.checked = true
 	if !rf.noBuffered {
-		has, err := hasBufferedRows(rf.txn.snap, rf.t)
-		if err != nil {
-			return err
+		has := false
+		for _, lt := range viewTables(rf.t) {
+			h, err := hasBufferedRows(rf.txn.snap, lt)
+			if err != nil {
+				return err
+			}
+			has = has || h
 		}
 		rf.noBuffered, rf.lookups = !has, bufferedCheckRows
 	}

@@ -43,6 +43,17 @@ type fragment struct {
 	// Cols holds the chunks of each stored column: the table's columns in
 	// order, then _rowid, then _xmin when Xmin is 0.
 	Cols [][]fragChunk
+	// owner is the table the fragment belongs to, when known (listed from
+	// the catalog): a branch's view reads fragments of other tables.
+	owner uint64
+}
+
+// table returns the table the fragment belongs to: its owner, else def.
+func (f *fragment) table(def uint64) uint64 {
+	if f.owner != 0 {
+		return f.owner
+	}
+	return def
 }
 
 const fragDescVersion = 1

@@ -1,11 +1,7 @@
 package storage
 
 import (
-	"encoding/binary"
-	"errors"
 	"slices"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -44,22 +40,11 @@ func pkLookupKey(t *TableDesc, preds []ZonePred) (key []byte, ok bool) {
 
 // pkRow returns the id of the row whose primary key entry key is, as the
 // txn sees it (its own inserts and deletes included), or ok=false.
-func (txn *Txn) pkRow(key []byte) (id uint64, ok bool, err error) {
+func (txn *Txn) pkRow(t *TableDesc, key []byte) (id uint64, ok bool, err error) {
 	if e, found := txn.pk[string(key)]; found {
 		return e.row, e.present, nil
 	}
-	v, closer, err := txn.snap.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, ioErrorf(err, "reading primary key")
-	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, false, corruptionf("primary key entry: %d-byte value", len(v))
-	}
-	return binary.BigEndian.Uint64(v), true, nil
+	return txn.db.viewPK(txn.snap, t, key)
 }
 
 // pkLookupKeys returns the primary key entry keys that the predicates
@@ -105,7 +90,7 @@ func pkValueFits(col, v types.Type) bool {
 func (s *Scanner) startPKScan(txn *Txn, keys [][]byte) error {
 	ids := make([]uint64, 0, len(keys))
 	for _, key := range keys {
-		id, ok, err := txn.pkRow(key)
+		id, ok, err := txn.pkRow(s.t, key)
 		if err != nil {
 			s.pkDone = true
 			return err

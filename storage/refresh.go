@@ -186,6 +186,15 @@ func (db *DB) reloadMemory() error {
 	if err := it.Close(); err != nil {
 		return ioErrorf(err, "reading catalog")
 	}
+	// Branches of tables dropped by another server go with them first.
+	for id, ts := range db.byID {
+		if !seen[id] && ts.desc.Branch == "" {
+			db.forgetBranchesLocked(id)
+		}
+	}
+	if err := db.loadBranchesLocked(seen); err != nil {
+		return err
+	}
 	for id, ts := range db.byID {
 		if !seen[id] {
 			// Dropped by another server, which deletes its objects.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -36,13 +37,36 @@ const (
 // Ref is a named version of a table.
 type Ref struct {
 	Kind    RefKind
-	Name    string // the commit id, or the tag's name
+	Name    string // the commit id, the tag's or the branch's name
 	Version uint64
-	// Commit is the id of the commit a tag was made from, if any.
-	Commit  string `json:",omitempty"`
-	Message string `json:",omitempty"`
-	Author  string `json:",omitempty"`
+	// Table is the table the version is of: 0 for main (the table
+	// itself), a branch's own table ID otherwise; Branch is then that
+	// branch's name. For a branch, Table is its own table, Version the
+	// version it forked at and Branch the branch it forked from.
+	Table  uint64 `json:",omitempty"`
+	Branch string `json:",omitempty"`
+	// Base (a branch) is the layers its view reads under its own rows.
+	Base []Layer `json:",omitempty"`
+	// Commit is the id of the commit a tag or a branch was made from, if
+	// any.
+	Commit string `json:",omitempty"`
+	// Parents (a commit) are the commits it follows: the previous one of
+	// its branch, and for a merge the one merged in.
+	Parents []string `json:",omitempty"`
+	Message string   `json:",omitempty"`
+	Author  string   `json:",omitempty"`
 	Time    time.Time
+}
+
+// BranchName returns the name of the branch the version r names is on.
+func (r *Ref) BranchName() string {
+	if r.Kind == RefBranch {
+		return r.Name
+	}
+	if r.Branch == "" {
+		return MainBranch
+	}
+	return r.Branch
 }
 
 func refKey(table uint64, kind RefKind, name string) []byte {
@@ -53,15 +77,22 @@ func refKey(table uint64, kind RefKind, name string) []byte {
 // maxRefName bounds a tag's name, as PostgreSQL bounds identifiers.
 const maxRefName = 63
 
-// CommitVersion names the version of table t that txn reads as a commit
-// with message, by author, and returns its id: 12 hexadecimal digits of a
-// hash of the table, the version, the time and the server. A transaction
-// that wrote to t has no version of its writes yet: commit it first.
+// CommitVersion names the version of table t (of its branch, when t is a
+// branch's) that txn reads as a commit with message, by author, and
+// returns its id: 12 hexadecimal digits of a hash of the table, the
+// version, the time and the server. A transaction that wrote to t has no
+// version of its writes yet: commit it first.
 func (txn *Txn) CommitVersion(t *TableDesc, message, author string) (string, error) {
+	return txn.commitVersion(t, message, author, nil)
+}
+
+// commitVersion is CommitVersion; merged, when set, is the id of a commit
+// merged in, the commit's second parent.
+func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *string) (string, error) {
 	if err := txn.check(); err != nil {
 		return "", err
 	}
-	if tt, ok := txn.tables[t.ID]; ok && (tt.inserted > 0 || len(tt.deleted) > 0 || len(tt.ownDel) > 0) {
+	if txn.wrote(t) {
 		return "", pgerror.Newf(pgerror.ObjectNotInPrerequisiteState, "table %q has writes of this transaction", t.Name).
 			WithHint("Commit the transaction first; deeplake_commit names a version that exists.")
 	}
@@ -79,10 +110,37 @@ func (txn *Txn) CommitVersion(t *TableDesc, message, author string) (string, err
 	h.Write([]byte(txn.db.node))
 	id := hex.EncodeToString(h.Sum(nil))[:12]
 	ref := Ref{Kind: RefCommit, Name: id, Version: v, Message: message, Author: author, Time: now}
+	if t.Branch != "" {
+		ref.Table, ref.Branch = t.ID, t.Branch
+	}
+	if p := txn.db.parentCommit(t, v); p != "" {
+		ref.Parents = append(ref.Parents, p)
+	}
+	if merged != nil && *merged != "" {
+		ref.Parents = append(ref.Parents, *merged)
+	}
 	if err := txn.db.putRef(t, &ref, false); err != nil {
 		return "", err
 	}
 	return id, nil
+}
+
+// parentCommit returns the commit a new commit of version v of view t
+// follows: the branch's latest commit at or before v, else the commit the
+// branch forked from.
+func (db *DB) parentCommit(t *TableDesc, v uint64) string {
+	if c := db.commitAt(t, v); c != "" {
+		return c
+	}
+	if t.Branch == "" {
+		return ""
+	}
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	if b, ok := db.branches[t.Root][t.Branch]; ok && b.ref.Table == t.ID {
+		return b.ref.Commit
+	}
+	return ""
 }
 
 // readVersion returns the version of t that txn reads.
@@ -90,44 +148,47 @@ func (txn *Txn) readVersion(t *TableDesc) (uint64, error) {
 	db := txn.db
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
+	db.catMu.RLock()
 	ts, ok := db.byID[t.ID]
+	db.catMu.RUnlock()
 	if !ok {
 		return 0, undefinedTable(t.Name)
 	}
 	return ts.visibleHeadAt(txn.beginSeq), nil
 }
 
-// Tag names version ref of table t (a commit id, a tag, a version number
-// or a time; "" for the version txn reads) name. A tag of that name is
-// 42710.
+// Tag names version ref of table t (a commit id, a tag, a branch's head, a
+// version number or a time; "" for the version of t txn reads) name. A
+// tag or branch of that name is 42710.
 func (txn *Txn) Tag(t *TableDesc, name, ref string) (Ref, error) {
 	if err := txn.check(); err != nil {
 		return Ref{}, err
 	}
-	if name == "" || len(name) > maxRefName || strings.ContainsAny(name, "\x00@:") {
-		return Ref{}, pgerror.Newf(pgerror.InvalidParameterValue, "invalid tag name %q", name).
-			WithDetail("A tag's name has 1 to %d characters, none of them @, : or NUL.", maxRefName)
+	if err := checkRefName("tag", name); err != nil {
+		return Ref{}, err
 	}
-	var tag Ref
-	if ref == "" {
-		v, err := txn.readVersion(t)
+	view := View{Desc: t}
+	if ref != "" {
+		var err error
+		if view, err = txn.ResolveView(t, ref); err != nil {
+			return Ref{}, err
+		}
+	}
+	tag := Ref{Kind: RefTag, Name: name, Version: view.AsOf, Commit: view.Ref.commitID()}
+	if tag.Version == 0 {
+		v, err := txn.readVersion(view.Desc)
 		if err != nil {
 			return Ref{}, err
 		}
 		tag.Version = v
-	} else {
-		r, err := txn.ResolveRef(t, ref)
-		if err != nil {
-			return Ref{}, err
-		}
-		tag.Version = r.Version
-		if r.Kind == RefCommit {
-			tag.Commit = r.Name
-		} else {
-			tag.Commit = r.Commit
-		}
 	}
-	tag.Kind, tag.Name, tag.Time = RefTag, name, time.Now().UTC()
+	if tag.Commit == "" {
+		tag.Commit = txn.db.commitAt(view.Desc, tag.Version)
+	}
+	if view.Desc.Branch != "" {
+		tag.Table, tag.Branch = view.Desc.ID, view.Desc.Branch
+	}
+	tag.Time = time.Now().UTC()
 	if err := txn.db.putRef(t, &tag, false); err != nil {
 		return Ref{}, err
 	}
@@ -138,7 +199,7 @@ func (txn *Txn) Tag(t *TableDesc, name, ref string) (Ref, error) {
 // ifExists and 42704 otherwise.
 func (db *DB) DropTag(t *TableDesc, name string, ifExists bool) (bool, error) {
 	return retryDDL(db, func() (bool, error) {
-		key := refKey(t.ID, RefTag, name)
+		key := refKey(rootOf(t), RefTag, name)
 		_, closer, err := db.kv.Get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
 			if ifExists {
@@ -160,28 +221,36 @@ func (db *DB) DropTag(t *TableDesc, name string, ifExists bool) (bool, error) {
 	})
 }
 
-// putRef writes ref; an existing one of its name is 42710 unless replace.
+// putRef writes ref among the refs of the table t is a view of; an
+// existing one of its name is 42710 unless replace.
 func (db *DB) putRef(t *TableDesc, ref *Ref, replace bool) error {
 	data, err := json.Marshal(ref)
 	if err != nil {
 		return assertf("encoding ref %q: %v", ref.Name, err)
 	}
-	key := refKey(t.ID, ref.Kind, ref.Name)
+	root := rootOf(t)
+	key := refKey(root, ref.Kind, ref.Name)
 	_, err = retryDDL(db, func() (struct{}, error) {
 		db.catMu.RLock()
-		_, live := db.byID[t.ID]
-		db.catMu.RUnlock()
-		if !live {
+		defer db.catMu.RUnlock()
+		rs, live := db.byID[root]
+		if _, ok := db.byID[t.ID]; !live || !ok {
 			return struct{}{}, undefinedTable(t.Name)
 		}
 		if !replace {
-			_, closer, err := db.kv.Get(key)
-			if err == nil {
-				closer.Close()
-				return struct{}{}, pgerror.Newf(pgerror.DuplicateObject, "tag %q of table %q already exists", ref.Name, t.Name)
-			}
-			if !errors.Is(err, pebble.ErrNotFound) {
-				return struct{}{}, ioErrorf(err, "reading ref %q", ref.Name)
+			if ref.Kind == RefTag {
+				if err := db.refNameFree(rs.desc, ref.Name); err != nil {
+					return struct{}{}, err
+				}
+			} else {
+				_, closer, err := db.kv.Get(key)
+				if err == nil {
+					closer.Close()
+					return struct{}{}, pgerror.Newf(pgerror.DuplicateObject, "commit %q of table %q already exists", ref.Name, t.Name)
+				}
+				if !errors.Is(err, pebble.ErrNotFound) {
+					return struct{}{}, ioErrorf(err, "reading ref %q", ref.Name)
+				}
 			}
 		}
 		b := db.kv.NewBatch()
@@ -192,16 +261,21 @@ func (db *DB) putRef(t *TableDesc, ref *Ref, replace bool) error {
 	return err
 }
 
-// Refs lists the named versions of table t: commits (oldest first), then
-// tags (by name).
+// Refs lists the named versions of table t (of the table t is a branch
+// of): commits (oldest first), then tags and branches (by kind, then
+// name).
 func (db *DB) Refs(t *TableDesc) ([]Ref, error) {
-	lo := append(binary.BigEndian.AppendUint64([]byte{'t'}, t.ID), tagRef)
+	return db.refsOf(rootOf(t))
+}
+
+func (db *DB) refsOf(root uint64) ([]Ref, error) {
+	lo := append(binary.BigEndian.AppendUint64([]byte{'t'}, root), tagRef)
 	it, err := db.kv.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
-		return nil, ioErrorf(err, "reading refs of %q", t.Name)
+		return nil, ioErrorf(err, "reading refs")
 	}
 	defer it.Close()
-	var commits, tags []Ref
+	var commits, others []Ref
 	for it.First(); it.Valid(); it.Next() {
 		var r Ref
 		if err := json.Unmarshal(it.Value(), &r); err != nil {
@@ -210,35 +284,74 @@ func (db *DB) Refs(t *TableDesc) ([]Ref, error) {
 		if r.Kind == RefCommit {
 			commits = append(commits, r)
 		} else {
-			tags = append(tags, r)
+			others = append(others, r)
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, ioErrorf(err, "reading refs of %q", t.Name)
+		return nil, ioErrorf(err, "reading refs")
 	}
 	sortRefsByTime(commits)
-	return append(commits, tags...), nil
+	return append(commits, others...), nil
 }
 
 func sortRefsByTime(rs []Ref) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && (rs[j].Time.Before(rs[j-1].Time) || rs[j].Time.Equal(rs[j-1].Time) && rs[j].Version < rs[j-1].Version); j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
+	sort.SliceStable(rs, func(i, j int) bool {
+		if !rs[i].Time.Equal(rs[j].Time) {
+			return rs[i].Time.Before(rs[j].Time)
 		}
-	}
+		return rs[i].Version < rs[j].Version
+	})
 }
 
-// ResolveRef returns the named version ref names for table t: a commit
-// id (or a prefix of one at least 6 digits long that only it has), a
-// tag, a version number ("42" or "v42"), or a time (the version current
-// then, as time travel reads it). A ref naming nothing is 42704.
+// View is what a ref names: a table or one of its branches (Desc), read
+// at version AsOf (0: its head, as the transaction reads it, and
+// writable), and the named version Ref, if the ref named one.
+type View struct {
+	Desc *TableDesc
+	AsOf uint64
+	Ref  Ref
+}
+
+// ResolveView returns the view ref names for table t (a view of it): a
+// branch (its head), a tag, a commit id (or a prefix of one at least 6
+// digits long that only it has), a version number of t ("42" or "v42"),
+// or a time (the version of t current then, as time travel reads it). A
+// ref naming nothing is 42704.
+func (txn *Txn) ResolveView(t *TableDesc, ref string) (View, error) {
+	db := txn.db
+	if ref == MainBranch {
+		d, err := db.branch(t, MainBranch)
+		return View{Desc: d, Ref: Ref{Kind: RefBranch, Name: MainBranch}}, err
+	}
+	r, err := txn.ResolveRef(t, ref)
+	if err != nil {
+		return View{}, err
+	}
+	if r.Kind == RefBranch {
+		d, err := db.branch(t, r.Name)
+		return View{Desc: d, Ref: r}, err
+	}
+	if r.Kind == 0 {
+		return View{Desc: t, AsOf: r.Version, Ref: r}, nil
+	}
+	db.catMu.RLock()
+	d, ok := db.branchByTableLocked(rootOf(t), r.Table)
+	db.catMu.RUnlock()
+	if !ok {
+		return View{}, pgerror.Newf(pgerror.UndefinedObject, "%q names a version of branch %q of table %q, which was dropped", ref, r.Branch, t.Name)
+	}
+	return View{Desc: d, AsOf: r.Version, Ref: r}, nil
+}
+
+// ResolveRef returns the named version ref names for table t, as
+// ResolveView finds it; a version number or time gives a Ref of Kind 0
+// with the version of t.
 func (txn *Txn) ResolveRef(t *TableDesc, ref string) (Ref, error) {
 	db := txn.db
-	if r, ok, err := db.getRef(t, RefTag, ref); err != nil || ok {
-		return r, err
-	}
-	if r, ok, err := db.getRef(t, RefCommit, ref); err != nil || ok {
-		return r, err
+	for _, kind := range []RefKind{RefBranch, RefTag, RefCommit} {
+		if r, ok, err := db.getRef(t, kind, ref); err != nil || ok {
+			return r, err
+		}
 	}
 	if len(ref) >= 6 && len(ref) < 12 && isHex(ref) {
 		refs, err := db.Refs(t)
@@ -266,11 +379,12 @@ func (txn *Txn) ResolveRef(t *TableDesc, ref string) (Ref, error) {
 			return txn.versionAt(t, at)
 		}
 	}
-	return Ref{}, pgerror.Newf(pgerror.UndefinedObject, "%q names no commit, tag, version or time of table %q", ref, t.Name)
+	return Ref{}, pgerror.Newf(pgerror.UndefinedObject, "%q names no branch, commit, tag, version or time of table %q", ref, t.Name)
 }
 
 // versionAt returns the version of t current at time at: the last one
-// committed at or before it.
+// committed at or before it. On a branch older than at's first version,
+// that is the version the branch forked at, which is its view then.
 func (txn *Txn) versionAt(t *TableDesc, at time.Time) (Ref, error) {
 	vs, err := txn.db.tableVersions(t)
 	if err != nil {
@@ -291,7 +405,7 @@ func (txn *Txn) versionAt(t *TableDesc, at time.Time) (Ref, error) {
 
 func (db *DB) getRef(t *TableDesc, kind RefKind, name string) (Ref, bool, error) {
 	var r Ref
-	ok, err := db.getJSON(refKey(t.ID, kind, name), &r)
+	ok, err := db.getJSON(refKey(rootOf(t), kind, name), &r)
 	return r, ok, err
 }
 
@@ -304,9 +418,11 @@ func isHex(s string) bool {
 	return true
 }
 
-// namedVersions returns the versions of table id that a ref names.
-func (db *DB) namedVersions(r pebble.Reader, id uint64) (map[uint64]bool, error) {
-	lo := append(binary.BigEndian.AppendUint64([]byte{'t'}, id), tagRef)
+// namedVersions returns the versions of table t's own table (t's, or a
+// branch's) that a commit, a tag or a branch's layer names.
+func (db *DB) namedVersions(r pebble.Reader, t *TableDesc) (map[uint64]bool, error) {
+	root := rootOf(t)
+	lo := append(binary.BigEndian.AppendUint64([]byte{'t'}, root), tagRef)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
 		return nil, ioErrorf(err, "reading refs")
@@ -318,7 +434,18 @@ func (db *DB) namedVersions(r pebble.Reader, id uint64) (map[uint64]bool, error)
 		if err := json.Unmarshal(it.Value(), &ref); err != nil {
 			return nil, corruptionf("ref %q: %v", it.Key(), err)
 		}
-		named[ref.Version] = true
+		switch ref.Kind {
+		case RefBranch:
+			for _, l := range ref.Base {
+				if l.Table == t.ID {
+					named[l.Version] = true
+				}
+			}
+		default:
+			if ref.tableID(t) == t.ID {
+				named[ref.Version] = true
+			}
+		}
 	}
 	return named, it.Error()
 }

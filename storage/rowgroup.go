@@ -37,14 +37,16 @@ func (txn *Txn) RowGroups(t *TableDesc) ([]RowGroup, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
-	frags, err := txn.liveFragments(t)
-	if err != nil {
-		return nil, err
-	}
 	var gs []RowGroup
-	for _, f := range frags {
-		for lo := int64(0); lo < f.Rows; lo += RowGroupRows {
-			gs = append(gs, RowGroup{Kind: GroupFragment, Fragment: f.ID, Start: lo, End: min(f.Rows, lo+RowGroupRows)})
+	for _, lt := range viewTables(t) {
+		frags, err := txn.liveFragments(lt)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range frags {
+			for lo := int64(0); lo < f.Rows; lo += RowGroupRows {
+				gs = append(gs, RowGroup{Kind: GroupFragment, Fragment: f.ID, Start: lo, End: min(f.Rows, lo+RowGroupRows)})
+			}
 		}
 	}
 	gs = append(gs, RowGroup{Kind: GroupBuffered})
@@ -55,18 +57,16 @@ func (txn *Txn) RowGroups(t *TableDesc) ([]RowGroup, error) {
 }
 
 // restrictToGroup keeps the sources of group g, and in startFragment its
-// row range. Committed fragments come before the buffered source; the
-// txn's own fragment and pending rows after it.
+// row range: the buffered rows of each table of the view are one group.
 func (s *Scanner) restrictToGroup(g *RowGroup) {
 	kept := s.sources[:0]
-	own := false
 	for _, src := range s.sources {
 		var keep bool
 		switch {
-		case src.kind == srcBuffered:
-			keep, own = g.Kind == GroupBuffered, true
-		case own:
+		case src.own:
 			keep = g.Kind == GroupOwn
+		case src.kind == srcBuffered:
+			keep = g.Kind == GroupBuffered
 		default:
 			keep = g.Kind == GroupFragment && src.frag.ID == g.Fragment
 		}
@@ -109,9 +109,13 @@ func (txn *Txn) StoredBytes(t *TableDesc, cols []int) ([]int64, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
-	frags, err := txn.liveFragments(t)
-	if err != nil {
-		return nil, err
+	var frags []*fragment
+	for _, lt := range viewTables(t) {
+		fs, err := txn.liveFragments(lt)
+		if err != nil {
+			return nil, err
+		}
+		frags = append(frags, fs...)
 	}
 	out := make([]int64, len(cols))
 	for _, f := range frags {
@@ -125,4 +129,16 @@ func (txn *Txn) StoredBytes(t *TableDesc, cols []int) ([]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// viewTables returns the descriptors of the tables a scan of view t
+// reads: each layer's of a branch, then t's own.
+func viewTables(t *TableDesc) []*TableDesc {
+	out := make([]*TableDesc, 0, len(t.Base)+1)
+	for _, l := range t.Base {
+		lt := *t
+		lt.ID, lt.Base = l.Table, nil
+		out = append(out, &lt)
+	}
+	return append(out, t)
 }

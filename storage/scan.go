@@ -118,8 +118,9 @@ type Scanner struct {
 	runsTo int64
 	ids    []uint64
 	xmin   []uint64 // per row, when wantXmin
-	// asOf filters rows by their committing version (0: no filter).
-	asOf uint64
+	// asOf filters rows by their committing version (0: no filter);
+	// curAsOf is the current source's (a branch's layers have theirs).
+	asOf, curAsOf uint64
 	// deleted holds the ids of deleted rows, ascending.
 	deleted []uint64
 	// groupRange is the fragment row range of a scan of one row group.
@@ -156,9 +157,10 @@ type Scanner struct {
 	xBuf     []uint64
 	loader   *chunkLoader
 
-	// buffered rows
-	it  *pebble.Iterator
-	dec *types.RowDecoder
+	// buffered rows; bufAt is the table whose rows it is at
+	it    *pebble.Iterator
+	bufAt uint64
+	dec   *types.RowDecoder
 
 	// pending rows of the txn
 	pend    *txnTable
@@ -169,6 +171,13 @@ type scanSource struct {
 	frag *fragment
 	mem  []*types.Vec
 	kind int
+	// table is the table whose fragment or buffered rows these are (a
+	// layer's, in a branch's view); asOf the last version of it read (0:
+	// every row of the snapshot).
+	table uint64
+	asOf  uint64
+	// own marks the txn's own writes.
+	own bool
 }
 
 const (
@@ -193,8 +202,9 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		}
 	}
 	if opts.AsOf == 0 && opts.Group == nil {
-		// _rowid equal to a value or IN a list: the rows read by id.
-		if ids, ok := rowIDLookup(t, opts.Preds); ok {
+		// _rowid equal to a value or IN a list: the rows read by id (not
+		// in a branch's view, whose layers hold rows it does not read).
+		if ids, ok := rowIDLookup(t, opts.Preds); ok && t.Branch == "" {
 			txn.db.stats.RowIDLookups.Add(1)
 			return txn.lookupScan(t, opts, func(s *Scanner) error { return s.startIDScan(txn, ids) })
 		}
@@ -223,17 +233,31 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 		closer.Close()
 		s.asOf = opts.AsOf
 	}
+	if err := s.loadView(r, s.asOf); err != nil {
+		return nil, err
+	}
+	// A branch's layers first, each read at the version the next forked
+	// at, then its own rows.
+	for _, l := range t.Base {
+		lt := *t
+		lt.ID = l.Table
+		frags, err := txn.liveFragments(&lt)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range frags {
+			s.sources = append(s.sources, scanSource{frag: f, kind: srcFragment, table: l.Table, asOf: l.Version})
+		}
+		s.sources = append(s.sources, scanSource{kind: srcBuffered, table: l.Table, asOf: l.Version})
+	}
 	frags, err := txn.liveFragments(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.loadDeleted(r, math64(s.asOf)); err != nil {
-		return nil, err
-	}
 	for _, f := range frags {
-		s.sources = append(s.sources, scanSource{frag: f, kind: srcFragment})
+		s.sources = append(s.sources, scanSource{frag: f, kind: srcFragment, table: t.ID, asOf: s.asOf})
 	}
-	s.sources = append(s.sources, scanSource{kind: srcBuffered})
+	s.sources = append(s.sources, scanSource{kind: srcBuffered, table: t.ID, asOf: s.asOf})
 	if tt := txn.tables[t.ID]; tt != nil && s.asOf == 0 {
 		if len(tt.deleted)+len(tt.ownDel) > 0 {
 			for id := range tt.deleted {
@@ -250,11 +274,11 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 				return nil, err
 			}
 			f.Xmin = 1
-			s.sources = append(s.sources, scanSource{frag: f, mem: mem, kind: srcFragment})
+			s.sources = append(s.sources, scanSource{frag: f, mem: mem, kind: srcFragment, table: t.ID, own: true})
 		}
 		if len(tt.pendingIDs) > 0 {
 			s.pend = tt
-			s.sources = append(s.sources, scanSource{kind: srcPending})
+			s.sources = append(s.sources, scanSource{kind: srcPending, table: t.ID, own: true})
 		}
 	}
 	if opts.Group != nil {
@@ -315,10 +339,35 @@ func newScannerCap(db *DB, t *TableDesc, opts ScanOptions, capacity int) *Scanne
 	return s
 }
 
+// loadView reads the deletion markers of the scanner's view: those of
+// its table with a version at most asOf (0: all of them), and for a
+// branch, those of each layer up to the layer's version.
+func (s *Scanner) loadView(r pebble.Reader, asOf uint64) error {
+	for _, l := range s.t.Base {
+		if err := s.loadDeletedOf(r, l.Table, l.Version); err != nil {
+			return err
+		}
+	}
+	if err := s.loadDeletedOf(r, s.t.ID, math64(asOf)); err != nil {
+		return err
+	}
+	if len(s.t.Base) > 0 {
+		slices.Sort(s.deleted)
+		s.deleted = slices.Compact(s.deleted)
+	}
+	return nil
+}
+
 // loadDeleted reads the deletion markers with a version at most upTo.
 func (s *Scanner) loadDeleted(r pebble.Reader, upTo uint64) error {
+	return s.loadDeletedOf(r, s.t.ID, upTo)
+}
+
+// loadDeletedOf reads the deletion markers of table id with a version
+// at most upTo.
+func (s *Scanner) loadDeletedOf(r pebble.Reader, id, upTo uint64) error {
 	s.db.stats.DeletionLoads.Add(1)
-	lo, hi := sectionSpan(s.t.ID, tagDelete)
+	lo, hi := sectionSpan(id, tagDelete)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return ioErrorf(err, "scanning %q", s.t.Name)
@@ -382,7 +431,7 @@ func (s *Scanner) next() (*types.Batch, []uint64, error) {
 		case srcFragment:
 			done = s.readFragment(src)
 		case srcBuffered:
-			done = s.readBuffered()
+			done = s.readBuffered(src)
 		case srcPending:
 			done = s.readPending()
 		}
@@ -409,7 +458,8 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.runsTo = 0
 	s.ranges = s.ranges[:0]
 	n := len(s.t.Columns)
-	if s.asOf != 0 && f.Xmin != 0 && f.Xmin > s.asOf {
+	s.curAsOf = src.asOf
+	if src.asOf != 0 && f.Xmin != 0 && f.Xmin > src.asOf {
 		return // committed after the version read
 	}
 	// Prune with zone maps: a chunk that can't match excludes its rows.
@@ -438,7 +488,7 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges, span)
 	s.xminCur = nil
 	s.fragXmin = f.Xmin
-	if f.Xmin == 0 && (s.asOf != 0 || s.wantXmin) {
+	if f.Xmin == 0 && (src.asOf != 0 || s.wantXmin) {
 		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8, &s.ranges, span)
 	}
 }
@@ -571,7 +621,7 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		}
 		return nil
 	}
-	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
+	if len(s.deleted) == 0 && (s.curAsOf == 0 || s.xminCur == nil) {
 		return hi, emit(n) // every row is visible
 	}
 	for i := 0; i < n; i++ {
@@ -579,7 +629,7 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		if del && s.dropped != nil {
 			s.dropped = append(s.dropped, s.idBuf[i])
 		}
-		if del || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+		if del || (s.curAsOf != 0 && s.xminCur != nil && s.xBuf[i] > s.curAsOf) {
 			if err := emit(i); err != nil {
 				return 0, err
 			}
@@ -621,12 +671,12 @@ const minHollowRun = 16 << 10
 // (and s.xBuf), and those rows: rows deleted or newer than asOf are not
 // visible; pos is where s.deleted reaches the first.
 func (s *Scanner) visibleRuns(pos, n int) (runs, visible int) {
-	if len(s.deleted) == 0 && (s.asOf == 0 || s.xminCur == nil) {
+	if len(s.deleted) == 0 && (s.curAsOf == 0 || s.xminCur == nil) {
 		return min(n, 1), n
 	}
 	in := false
 	for i := 0; i < n; i++ {
-		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.asOf != 0 && s.xminCur != nil && s.xBuf[i] > s.asOf) {
+		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.curAsOf != 0 && s.xminCur != nil && s.xBuf[i] > s.curAsOf) {
 			in = false
 			continue
 		}
@@ -698,11 +748,11 @@ func (s *Scanner) Extent(v *types.Vec) (Extent, bool) {
 
 // readBuffered reads up to a batch of committed buffered rows and reports
 // whether they are finished.
-func (s *Scanner) readBuffered() bool {
-	lo, hi := sectionSpan(s.t.ID, tagRow)
-	if s.it.Valid() && string(s.it.Key()) >= string(lo) {
+func (s *Scanner) readBuffered(src *scanSource) bool {
+	lo, hi := sectionSpan(src.table, tagRow)
+	if s.bufAt == src.table && s.it.Valid() && string(s.it.Key()) >= string(lo) {
 		// continuing
-	} else if !s.it.SeekGE(lo) {
+	} else if s.bufAt = src.table; !s.it.SeekGE(lo) {
 		return true
 	}
 	pos := -1
@@ -720,7 +770,7 @@ func (s *Scanner) readBuffered() bool {
 		if pos < 0 {
 			pos = sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id })
 		}
-		if s.isDeletedFrom(&pos, id) || (s.asOf != 0 && x > s.asOf) {
+		if s.isDeletedFrom(&pos, id) || (src.asOf != 0 && x > src.asOf) {
 			continue
 		}
 		if err := decodeBuffered(s.dec, v[n:]); err != nil {
@@ -964,7 +1014,7 @@ func (cc *colCursor) start(i int) *chunkLoad {
 			vec = types.NewVec(cc.typ, 0)
 		}
 	}
-	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
+	key := fragChunkKey(cc.f.table(cc.l.t.ID), cc.f.ID, cc.col, ck.Seq)
 	db, t, ctx, typ, hollow, rowBlocks := cc.l.db, cc.l.t, cc.l.ctx, cc.typ, cc.hollow, cc.hollowRowBlocks
 	cc.l.loads.Go(func() {
 		defer close(ld.done)
@@ -1070,7 +1120,7 @@ func (cc *colCursor) unhollow(r int64) error {
 		return nil
 	}
 	ck := cc.f.Cols[cc.col][cc.cur]
-	key := fragChunkKey(cc.l.t.ID, cc.f.ID, cc.col, ck.Seq)
+	key := fragChunkKey(cc.f.table(cc.l.t.ID), cc.f.ID, cc.col, ck.Seq)
 	if err := cc.l.db.readChunk(cc.l.ctx, cc.l.t, key, cc.typ, ck, cc.vec); err != nil {
 		return err
 	}

@@ -270,7 +270,7 @@ func (txn *Txn) checkPK(t *TableDesc, tt *txnTable, key []byte, rows *types.Batc
 		txn.checked = true
 		txn.checkedAt = txn.db.pkSeq.Load()
 	}
-	row, found, err := txn.db.committedPK(key)
+	row, found, err := txn.db.viewPK(txn.db.kv, t, key)
 	if err != nil {
 		return err
 	}
@@ -280,22 +280,6 @@ func (txn *Txn) checkPK(t *TableDesc, tt *txnTable, key []byte, rows *types.Batc
 		}
 	}
 	return nil
-}
-
-// committedPK looks key up among committed primary key entries.
-func (db *DB) committedPK(key []byte) (row uint64, found bool, err error) {
-	v, closer, err := db.kv.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, ioErrorf(err, "reading primary key")
-	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, false, corruptionf("primary key entry: %d-byte value", len(v))
-	}
-	return binary.BigEndian.Uint64(v), true, nil
 }
 
 // uniqueViolation formats PostgreSQL's 23505 error for row i of rows.
@@ -519,7 +503,7 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 			if !e.present {
 				continue
 			}
-			row, found, err := db.committedPK([]byte(key))
+			row, found, err := db.viewPK(db.kv, e.table, []byte(key))
 			if err != nil {
 				return err
 			}
@@ -565,6 +549,9 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 			var idBuf [8]byte
 			binary.BigEndian.PutUint64(idBuf[:], e.row)
 			err = b.Set([]byte(key), idBuf[:], nil)
+		} else if e.table.Branch != "" {
+			// A branch's tombstone: the key is not looked for in its base.
+			err = b.Set([]byte(key), nil, nil)
 		} else {
 			err = b.Delete([]byte(key), nil)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,14 @@ func (c *Catalog) Vacuum(ctx context.Context, name string) (VacuumStats, error) 
 func (db *DB) vacuum(ctx context.Context, tables []*TableDesc) (VacuumStats, error) {
 	var st VacuumStats
 	db.retryDropped(ctx)
+	// A table's branches are vacuumed with it.
+	db.catMu.RLock()
+	for _, b := range db.branchDescsLocked(slices.Clone(tables)) {
+		if !slices.ContainsFunc(tables, func(t *TableDesc) bool { return t.ID == b.ID }) {
+			tables = append(tables, b)
+		}
+	}
+	db.catMu.RUnlock()
 	for _, t := range tables {
 		ts, ok := db.state(t.ID)
 		if !ok {
@@ -154,7 +163,7 @@ func (db *DB) expireVersions(ts *tableState, st *VacuumStats) error {
 		return ioErrorf(err, "reading versions of %q", t.Name)
 	}
 	defer it.Close()
-	named, err := db.namedVersions(db.kv, t.ID)
+	named, err := db.namedVersions(db.kv, t)
 	if err != nil {
 		return err
 	}

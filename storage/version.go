@@ -238,6 +238,7 @@ func (db *DB) liveFragments(r pebble.Reader, t *TableDesc) ([]*fragment, error) 
 		if err != nil {
 			return nil, inTable(err, "table %q", t.Name)
 		}
+		f.owner = t.ID
 		out = append(out, f)
 	}
 	return out, it.Error()

@@ -838,7 +838,7 @@ func (txn *Txn) IndexVectors(t *TableDesc, indexID uint64, ids []uint64) (vecs [
 func (txn *Txn) deletedIDs(t *TableDesc) ([]uint64, error) {
 	s := newScannerCap(txn.db, t, ScanOptions{}, 1)
 	defer s.Close()
-	if err := s.loadDeleted(txn.snap, ^uint64(0)); err != nil {
+	if err := s.loadView(txn.snap, 0); err != nil {
 		return nil, err
 	}
 	if tt := txn.tables[t.ID]; tt != nil {

@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/deeplaked/deeplaked/pgerror"
+)
+
+// viewKeys returns the sorted id column (the key) of view t as txn (or a
+// fresh txn) reads it, at version asOf.
+func viewKeys(t testing.TB, db *DB, tbl *TableDesc, asOf uint64) []int64 {
+	t.Helper()
+	txn := db.Begin()
+	defer txn.Rollback()
+	rows, _ := scanAllWith(t, db, txn, tbl, ScanOptions{Cols: []int{0}, AsOf: asOf})
+	var out []int64
+	for _, r := range rows {
+		out = append(out, r[0].(int64))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func span(lo, hi int64, except ...int64) []int64 {
+	var out []int64
+	for i := lo; i < hi; i++ {
+		if !slices.Contains(except, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TestBranchLayers: a branch reads its base as of the fork, plus its own
+// writes, minus its own deletes; main's later writes stay out of it and
+// its writes stay out of main; a branch of a branch stacks; primary keys
+// are unique within each branch; all of it through flushes, compactions,
+// VACUUM and a reopen.
+func TestBranchLayers(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 100))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, tbl, wideRows(tbl, 100, 20)) // buffered
+
+	txn := db.Begin()
+	ref, err := txn.CreateBranch(tbl, "dev", "", "alice")
+	txn.Rollback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Base) != 1 || ref.Base[0].Table != tbl.ID {
+		t.Fatalf("branch record %+v", ref)
+	}
+	dev, err := db.postgres().Branch(tbl, "dev")
+	if err != nil || dev.ID == tbl.ID || dev.Branch != "dev" {
+		t.Fatalf("branch desc %+v, %v", dev, err)
+	}
+	if got := viewKeys(t, db, dev, 0); !slices.Equal(got, span(0, 120)) {
+		t.Fatalf("new branch reads %v", got)
+	}
+	// Main moves on: deletes, inserts; the branch does not see them.
+	_, ids := scanNow(t, db, tbl, []int{0})
+	mainRows, _ := scanNow(t, db, tbl, []int{0})
+	del := func(view *TableDesc, keys ...int64) {
+		t.Helper()
+		txn := db.Begin()
+		rows, rids := scanAll(t, db, txn, view, allColumns(len(view.Columns)))
+		var ds []uint64
+		for i, r := range rows {
+			if slices.Contains(keys, r[0].(int64)) {
+				ds = append(ds, rids[i])
+			}
+		}
+		if len(ds) != len(keys) {
+			t.Fatalf("deleting %v: found %d rows", keys, len(ds))
+		}
+		if err := txn.Delete(view, ds); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = ids
+	_ = mainRows
+	del(tbl, 0, 1, 2, 110)
+	insert(t, db, tbl, wideRows(tbl, 200, 5))
+	// The branch deletes other rows, and one main deleted too, and
+	// inserts keys main has (200) and a key it deleted on main (0 is
+	// still its own: a duplicate there).
+	del(dev, 5, 6, 115, 0)
+	insert(t, db, dev, wideRows(dev, 300, 3))
+	insert(t, db, dev, wideRows(dev, 200, 1))
+	txn = db.Begin()
+	err = txn.Insert(dev, wideRows(dev, 7, 1))
+	wantCode(t, err, pgerror.UniqueViolation)
+	txn.Rollback()
+	insert(t, db, dev, wideRows(dev, 5, 1)) // deleted on the branch: free again
+	wantMain := append(span(3, 120, 110), span(200, 205)...)
+	wantDev := append(append(span(1, 120, 6, 115), span(200, 201)...), span(300, 303)...)
+	check := func(when string) {
+		t.Helper()
+		if got := viewKeys(t, db, tbl, 0); !slices.Equal(got, wantMain) {
+			t.Fatalf("%s: main reads %v\nwant %v", when, got, wantMain)
+		}
+		if got := viewKeys(t, db, dev, 0); !slices.Equal(got, wantDev) {
+			t.Fatalf("%s: dev reads %v\nwant %v", when, got, wantDev)
+		}
+	}
+	check("before flush")
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	check("after flush")
+	if _, err := db.Vacuum(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	check("after vacuum")
+
+	// A branch of the branch, from a commit of it.
+	txn = db.Begin()
+	c, err := txn.CommitVersion(dev, "dev work", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.CreateBranch(tbl, "feature", c, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = txn.CreateBranch(tbl, "feature", "", "bob")
+	wantCode(t, err, pgerror.DuplicateObject)
+	_, err = txn.Tag(tbl, "feature", "")
+	wantCode(t, err, pgerror.DuplicateObject)
+	txn.Rollback()
+	feat, err := db.postgres().Branch(tbl, "feature")
+	if err != nil || len(feat.Base) != 2 {
+		t.Fatalf("feature %+v, %v", feat, err)
+	}
+	del(dev, 300)
+	del(feat, 301, 10)
+	insert(t, db, feat, wideRows(feat, 0, 1))
+	wantDev = span(1, 120, 6, 115)
+	wantDev = append(append(wantDev, 200), 301, 302)
+	wantFeat := append(append(span(0, 120, 6, 10, 115), 200), 300, 302)
+	check("after the sub-branch")
+	if got := viewKeys(t, db, feat, 0); !slices.Equal(got, wantFeat) {
+		t.Fatalf("feature reads %v\nwant %v", got, wantFeat)
+	}
+	_, err = db.DropBranch(tbl, "dev", false)
+	wantCode(t, err, pgerror.DependentObjectsStillExist)
+
+	// Everything survives a reopen.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(Options{Dir: dir, FlushRows: 1 << 30, VersionRetention: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl, _ = db.Table("w")
+	dev, err = db.postgres().Branch(tbl, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat, _ = db.postgres().Branch(tbl, "feature")
+	check("after reopen")
+	if got := viewKeys(t, db, feat, 0); !slices.Equal(got, wantFeat) {
+		t.Fatalf("feature reads %v after reopen\nwant %v", got, wantFeat)
+	}
+	txn = db.Begin()
+	err = txn.Insert(feat, wideRows(feat, 11, 1))
+	wantCode(t, err, pgerror.UniqueViolation)
+	txn.Rollback()
+	if ok, err := db.DropBranch(tbl, "feature", false); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, err := db.DropBranch(tbl, "dev", false); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	_, err = db.postgres().Branch(tbl, "dev")
+	wantCode(t, err, pgerror.UndefinedObject)
+	if got := viewKeys(t, db, tbl, 0); !slices.Equal(got, wantMain) {
+		t.Fatalf("main reads %v after dropping its branches", got)
+	}
+}
