@@ -170,7 +170,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
-	case "deeplake_commit", "deeplake_tag", "deeplake_drop_tag":
+	case "deeplake_commit", "deeplake_tag", "deeplake_drop_tag", "deeplake_branch", "deeplake_drop_branch":
 		return f.versionFunc(i)
 	case "deeplake_refresh":
 		// Applies what other servers of the storage location committed;

@@ -36,6 +36,10 @@ type Env struct {
 	Role    string
 	Auth    func() (*storage.Auth, error)
 	Setting func(name string) (string, bool)
+	// View returns the table (or branch, or version: "t@ref") a statement
+	// naming name reads, as the session binds names; nil: Catalog's
+	// table.
+	View func(name string) (*storage.TableDesc, error)
 	// SetConfig sets a run-time parameter as SET (or SET LOCAL, or RESET
 	// for a nil value) does and returns its new value (set_config); nil:
 	// parameters cannot be set.

@@ -16,11 +16,17 @@ func (f *funcEval) versionedTable(name string) (*storage.TableDesc, error) {
 	if env.DB == nil || env.Txn == nil {
 		return nil, pgerror.Newf(pgerror.FeatureNotSupported, "%s() needs a database", f.fn.Name)
 	}
-	cat := env.Catalog
-	if cat == nil {
-		cat = env.DB.Catalog(storage.PostgresOID)
+	var t *storage.TableDesc
+	var err error
+	if env.View != nil {
+		t, err = env.View(name)
+	} else {
+		cat := env.Catalog
+		if cat == nil {
+			cat = env.DB.Catalog(storage.PostgresOID)
+		}
+		t, err = cat.Table(name)
 	}
-	t, err := cat.Table(name)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +43,23 @@ func (f *funcEval) versionedTable(name string) (*storage.TableDesc, error) {
 	return t, nil
 }
 
+// needWrite returns 42501 unless the current role may insert into,
+// update and delete from t.
+func (f *funcEval) needWrite(t *storage.TableDesc) error {
+	p, err := f.env.privileges()
+	if err != nil {
+		return err
+	}
+	if p.auth.Superuser(p.role) {
+		return nil
+	}
+	have, _ := p.auth.Mask(storage.ObjectTable, t.ACL, p.ownerName(t), p.role)
+	if want := storage.PrivInsert | storage.PrivUpdate | storage.PrivDelete; have&want != want {
+		return pgerror.Newf(pgerror.InsufficientPrivilege, "permission denied for table %s", t.Name)
+	}
+	return nil
+}
+
 // versionFunc appends the value of a named-version function for row i.
 func (f *funcEval) versionFunc(i int) error {
 	t, err := f.versionedTable(f.str(0, i))
@@ -44,12 +67,12 @@ func (f *funcEval) versionFunc(i int) error {
 		return err
 	}
 	env := f.env
+	user := env.User
+	if env.Role != "" {
+		user = env.Role
+	}
 	switch f.fn.Name {
 	case "deeplake_commit":
-		user := env.User
-		if env.Role != "" {
-			user = env.Role
-		}
 		id, err := env.Txn.CommitVersion(t, f.str(1, i), user)
 		if err != nil {
 			return err
@@ -67,6 +90,30 @@ func (f *funcEval) versionFunc(i int) error {
 		f.out.AppendString(tag.Name)
 	case "deeplake_drop_tag":
 		dropped, err := env.DB.DropTag(t, f.str(1, i), false)
+		if err != nil {
+			return err
+		}
+		f.out.AppendBool(dropped)
+	case "deeplake_branch":
+		// Making a branch writes it: the role must be able to write
+		// the table.
+		if err := f.needWrite(t); err != nil {
+			return err
+		}
+		from := ""
+		if !f.null(2, i) {
+			from = f.str(2, i)
+		}
+		b, err := env.Txn.CreateBranch(t, f.str(1, i), from, user)
+		if err != nil {
+			return err
+		}
+		f.out.AppendString(b.Name)
+	case "deeplake_drop_branch":
+		if err := f.needWrite(t); err != nil {
+			return err
+		}
+		dropped, err := env.DB.DropBranch(t, f.str(1, i), false)
 		if err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func declaredParam(oid uint32) (paramSpec, error) {
 // describe binds stmt with placeholder parameters and returns its result
 // columns (nil for a statement without rows).
 func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) {
-	cat := sql.WithParams(s.cat, params)
+	cat := sql.WithParams(s.views(), params)
 	var cols []plan.Column
 	switch st := stmt.(type) {
 	case *sql.Select:
@@ -418,7 +418,7 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 	if sel, ok := stmt.(*sql.Select); ok {
 		if !p.started {
 			p.started = true
-			node, err := sql.BindSelect(sql.WithParams(s.cat, p.params), sel)
+			node, err := sql.BindSelect(sql.WithParams(s.views(), p.params), sel)
 			if err != nil {
 				return false, err
 			}

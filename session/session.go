@@ -522,7 +522,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*plan.Insert, *ex
 // copyFrom runs COPY ... FROM STDIN in the statement's transaction: a
 // failure leaves none of its rows behind.
 func (s *Session) copyFrom(ctx context.Context, st *sql.Copy, w ResultWriter) error {
-	n, err := sql.BindCopy(s.cat, st)
+	n, err := sql.BindCopy(s.views(), st)
 	if err != nil {
 		return err
 	}
@@ -641,9 +641,9 @@ func (s *Session) vacuum(ctx context.Context, st *sql.Vacuum, w ResultWriter) er
 // the parameters of the portal running.
 func (s *Session) catalog() sql.Catalog {
 	if s.params != nil {
-		return sql.WithParams(s.cat, s.params)
+		return sql.WithParams(s.views(), s.params)
 	}
-	return s.cat
+	return s.views()
 }
 
 // stmtEnv returns an Env for a statement that runs to its end within the
@@ -656,7 +656,7 @@ func (s *Session) stmtEnv(ctx context.Context) *exec.Env {
 }
 
 func (s *Session) env(ctx context.Context) *exec.Env {
-	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, SetConfig: s.setConfig, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
+	return &exec.Env{Ctx: ctx, DB: s.eng.db, Catalog: s.cat, Txn: s.ensureTxn(), User: s.User, Database: s.Database, Role: s.currentRole(), Auth: s.auth, Setting: s.lookupSetting, View: s.views().Table, SetConfig: s.setConfig, Settings: s.settingRows, Now: s.txnTime, StmtNow: s.stmtTime, Mem: s.mem}
 }
 
 func (s *Session) execTx(tx *sql.TxStmt, w ResultWriter) error {

@@ -77,6 +77,7 @@ var params = []*param{
 	{name: "client_encoding", def: "UTF8", report: true, check: checkEncoding, desc: "Sets the client's character set encoding."},
 	{name: "client_min_messages", def: "notice", check: checkEnum("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"), desc: "Sets the message levels that are sent to the client."},
 	{name: "DateStyle", def: "ISO, MDY", report: true, check: checkDateStyle, desc: "Sets the display format for date and time values."},
+	{name: "deeplake.branch", def: "main", check: checkBranch, desc: "Sets the branch of each table that statements read and write."},
 	{name: "default_transaction_deferrable", def: "off", check: checkBoolValue, desc: "Sets the default deferrable status of new transactions."},
 	{name: "default_transaction_isolation", def: "repeatable read", check: checkIsolation, desc: "Sets the transaction isolation level of each new transaction."},
 	{name: "default_transaction_read_only", def: "off", report: true, check: checkOff, desc: "Sets the default read-only status of new transactions."},

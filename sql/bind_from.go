@@ -218,7 +218,48 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	if hasRowID(t) {
 		cols = append(cols, storage.RowIDColumn(t))
 	}
-	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, ref.Alias, true), nil
+	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, alias, true), nil
+}
+
+// bindAt binds deeplake_at('t', 'ref'): the version of table t that ref
+// names, as "t@ref" names it, scanned as a table is. Both arguments are
+// constants: what the scan reads is decided here.
+func bindAt(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
+	f := ref.Func
+	if len(f.Args) != 2 {
+		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function deeplake_at with %d arguments does not exist", len(f.Args)).
+			WithHint("deeplake_at(table, ref) takes a table's name and a branch, commit, tag, version or time.")
+	}
+	b := &binder{cat: cat, sc: q.attach(&scope{}), noAgg: "functions in FROM"}
+	var names [2]string
+	for i, a := range f.Args {
+		e, err := b.expr(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, ok := e.(*plan.Const)
+		if !ok || c.Param != nil || c.Null || (!isUnknown(c) && c.Typ.Kind != types.Text && c.Typ.Kind != types.Varchar) {
+			return nil, nil, pgerror.New(pgerror.FeatureNotSupported, "deeplake_at takes two text constants").
+				WithHint("Name the table and the ref in the query text; \"t@ref\" names the same version.")
+		}
+		names[i] = string(c.Val.Bytes.Get(0))
+	}
+	t, err := cat.Table(names[0] + "@" + names[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	alias := ref.Alias
+	if alias == "" {
+		alias = "deeplake_at"
+	}
+	cols := make([]int, len(t.Columns), len(t.Columns)+1)
+	for i := range cols {
+		cols[i] = i
+	}
+	if hasRowID(t) {
+		cols = append(cols, storage.RowIDColumn(t))
+	}
+	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, alias, true), nil
 }
 
 // bindJoin binds Left JOIN Right. A right join becomes a left join with the
@@ -650,6 +691,9 @@ func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, e
 		col := node.Columns()[0]
 		sc := &scope{table: ref.Alias, names: []string{ref.Alias}, types: []types.Type{col.Type}, ordinal: []int{-1}}
 		return node, q.attach(sc), nil
+	}
+	if f.Name == "deeplake_at" {
+		return bindAt(cat, ref, q)
 	}
 	if f.Name != "generate_series" {
 		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s does not exist", f.Name)

@@ -454,3 +454,35 @@ func (txn *Txn) wrote(t *TableDesc) bool {
 	tt, ok := txn.tables[t.ID]
 	return ok && (tt.inserted > 0 || len(tt.deleted) > 0 || len(tt.ownDel) > 0)
 }
+
+// View returns the descriptor that statements naming name read and
+// write: table name of the catalog's database on branch (main when ""),
+// or for "table@ref" the view ref names (docs/versioning.md): a branch,
+// which is written as the table is, or a commit, a tag, a version or a
+// time, read-only. A name with no table of its own and no @ is 42P01.
+func (c *Catalog) View(name, branch string) (*TableDesc, error) {
+	t, err := c.Table(name)
+	if err == nil || !strings.Contains(name, "@") {
+		if err != nil || branch == "" || branch == MainBranch {
+			return t, err
+		}
+		return c.db.branch(t, branch)
+	}
+	at := strings.LastIndexByte(name, '@')
+	t, terr := c.Table(name[:at])
+	if terr != nil {
+		return nil, err
+	}
+	txn := c.db.Begin()
+	defer txn.Rollback()
+	v, rerr := txn.ResolveView(t, name[at+1:])
+	if rerr != nil {
+		return nil, rerr
+	}
+	if v.AsOf == 0 {
+		return v.Desc, nil
+	}
+	d := *v.Desc
+	d.AsOf = v.AsOf
+	return &d, nil
+}

@@ -58,6 +58,10 @@ type TableDesc struct {
 	Branch string  `json:"-"`
 	Root   uint64  `json:"-"`
 	Base   []Layer `json:"-"`
+	// AsOf, when not 0, makes the descriptor a read-only view of that
+	// version of its table (a commit's or a tag's, "t@ref"): scans read it
+	// and writes are 25006.
+	AsOf uint64 `json:"-"`
 }
 
 // TableOptions are a table's storage parameters. Zero values mean the

@@ -122,6 +122,9 @@ func (txn *Txn) NewRowFetcher(t *TableDesc, cols []int, asOf uint64) (*RowFetche
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
+	if asOf == 0 {
+		asOf = t.AsOf
+	}
 	for _, c := range cols {
 		if c < 0 || c > RowIDColumn(t) {
 			return nil, assertf("fetch from %q: column %d out of range", t.Name, c)

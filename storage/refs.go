@@ -145,6 +145,9 @@ func (db *DB) parentCommit(t *TableDesc, v uint64) string {
 
 // readVersion returns the version of t that txn reads.
 func (txn *Txn) readVersion(t *TableDesc) (uint64, error) {
+	if t.AsOf != 0 {
+		return t.AsOf, nil
+	}
 	db := txn.db
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()

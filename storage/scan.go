@@ -196,6 +196,9 @@ func (txn *Txn) ScanWith(t *TableDesc, opts ScanOptions) (*Scanner, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
+	if opts.AsOf == 0 {
+		opts.AsOf = t.AsOf
+	}
 	for _, c := range opts.Cols {
 		if c < 0 || c > RowIDColumn(t) {
 			return nil, assertf("scan of %q: column %d out of range", t.Name, c)

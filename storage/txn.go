@@ -191,6 +191,9 @@ func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
 	if err := txn.check(); err != nil {
 		return err
 	}
+	if err := writable(t); err != nil {
+		return err
+	}
 	if err := checkLayout(t, rows); err != nil {
 		return err
 	}
@@ -352,6 +355,9 @@ func (txn *Txn) DeleteRows(t *TableDesc, rowIDs []uint64, rows *types.Batch) err
 	if err := txn.check(); err != nil {
 		return err
 	}
+	if err := writable(t); err != nil {
+		return err
+	}
 	if len(rowIDs) == 0 {
 		return nil
 	}
@@ -377,6 +383,15 @@ func (txn *Txn) DeleteRows(t *TableDesc, rowIDs []uint64, rows *types.Batch) err
 		}
 	}
 	return nil
+}
+
+// writable returns the 25006 error of a write to a version of a table.
+func writable(t *TableDesc) error {
+	if t.AsOf == 0 {
+		return nil
+	}
+	return pgerror.Newf(pgerror.ReadOnlySQLTransaction, "cannot write to version %d of table %q", t.AsOf, t.Name).
+		WithDetail("A commit or a tag names a version, which never changes; a branch can be written.")
 }
 
 func allColumns(n int) []int {
