@@ -192,3 +192,116 @@ func TestBranchLayers(t *testing.T) {
 		t.Fatalf("main reads %v after dropping its branches", got)
 	}
 }
+
+// diffOf returns diff(a, b) as kind → sorted keys.
+func diffOf(t testing.TB, db *DB, a, b *TableDesc) map[DiffKind][]int64 {
+	t.Helper()
+	txn := db.Begin()
+	defer txn.Rollback()
+	d, err := txn.Diff(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	out := map[DiffKind][]int64{}
+	for {
+		batch, kinds, _, err := d.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if batch == nil {
+			break
+		}
+		for i, k := range kinds {
+			out[k] = append(out[k], batch.Cols[0].Ints[i])
+		}
+	}
+	for _, v := range out {
+		slices.Sort(v)
+	}
+	return out
+}
+
+// TestDiffViews: a diff between versions of one table, a branch and its
+// base, and two sibling branches finds exactly the keys added, deleted
+// and updated, and reads only what changed.
+func TestDiffViews(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, VersionRetention: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 1000))
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	txn := db.Begin()
+	v1, _ := txn.readVersion(tbl)
+	if _, err := txn.CreateBranch(tbl, "a", "", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.CreateBranch(tbl, "b", "", "x"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Rollback()
+	a, _ := db.postgres().Branch(tbl, "a")
+	b, _ := db.postgres().Branch(tbl, "b")
+	del := func(view *TableDesc, keys ...int64) {
+		t.Helper()
+		txn := db.Begin()
+		rows, rids := scanAll(t, db, txn, view, allColumns(len(view.Columns)))
+		var ds []uint64
+		for i, r := range rows {
+			if slices.Contains(keys, r[0].(int64)) {
+				ds = append(ds, rids[i])
+			}
+		}
+		if err := txn.Delete(view, ds); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// main: deletes 1, 2; updates 3; adds 1000, 1001 (one then deleted)
+	del(tbl, 1, 2, 3)
+	insert(t, db, tbl, wideRows(tbl, 3, 1))
+	insert(t, db, tbl, wideRows(tbl, 1000, 2))
+	del(tbl, 1001)
+	// a: deletes 2, 5; updates 6; adds 2000
+	del(a, 2, 5, 6)
+	insert(t, db, a, wideRows(a, 6, 1))
+	insert(t, db, a, wideRows(a, 2000, 1))
+	// b: deletes 5; adds 2000 and 3000
+	del(b, 5)
+	insert(t, db, b, wideRows(b, 2000, 1))
+	insert(t, db, b, wideRows(b, 3000, 1))
+
+	old := *tbl
+	old.AsOf = v1
+	eq := func(got map[DiffKind][]int64, added, deleted, updated []int64) {
+		t.Helper()
+		if !slices.Equal(got[DiffAdded], added) || !slices.Equal(got[DiffDeleted], deleted) || !slices.Equal(got[DiffUpdated], updated) {
+			t.Fatalf("diff %v, want added %v deleted %v updated %v", got, added, deleted, updated)
+		}
+	}
+	eq(diffOf(t, db, &old, tbl), []int64{1000}, []int64{1, 2}, []int64{3})
+	eq(diffOf(t, db, tbl, &old), []int64{1, 2}, []int64{1000}, []int64{3})
+	eq(diffOf(t, db, &old, a), []int64{2000}, []int64{2, 5}, []int64{6})
+	eq(diffOf(t, db, tbl, a), []int64{1, 2000}, []int64{5, 1000}, []int64{3, 6})
+	eq(diffOf(t, db, a, b), []int64{2, 3000}, nil, []int64{6, 2000})
+	eq(diffOf(t, db, a, a), nil, nil, nil)
+
+	// The diff of two close versions of a large table reads only the
+	// chunks that changed.
+	st := db.Stats()
+	before := st.ChunksRead.Load()
+	viewKeys(t, db, &old, 0)
+	full := st.ChunksRead.Load() - before
+	before = st.ChunksRead.Load()
+	diffOf(t, db, &old, tbl)
+	if n := st.ChunksRead.Load() - before; n != 0 || full == 0 {
+		t.Fatalf("the diff read %d chunks (a scan %d)", n, full)
+	}
+}

@@ -148,6 +148,9 @@ func (txn *Txn) readVersion(t *TableDesc) (uint64, error) {
 	if t.AsOf != 0 {
 		return t.AsOf, nil
 	}
+	if err := txn.check(); err != nil {
+		return 0, err
+	}
 	db := txn.db
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()

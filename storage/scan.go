@@ -121,6 +121,8 @@ type Scanner struct {
 	// asOf filters rows by their committing version (0: no filter);
 	// curAsOf is the current source's (a branch's layers have theirs).
 	asOf, curAsOf uint64
+	// curFrom is the current source's from.
+	curFrom uint64
 	// deleted holds the ids of deleted rows, ascending.
 	deleted []uint64
 	// groupRange is the fragment row range of a scan of one row group.
@@ -176,6 +178,9 @@ type scanSource struct {
 	// every row of the snapshot).
 	table uint64
 	asOf  uint64
+	// from, when not 0, leaves out the rows committed at or before it
+	// (a diff reads the rows of a range of versions).
+	from uint64
 	// own marks the txn's own writes.
 	own bool
 }
@@ -461,9 +466,12 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.runsTo = 0
 	s.ranges = s.ranges[:0]
 	n := len(s.t.Columns)
-	s.curAsOf = src.asOf
+	s.curAsOf, s.curFrom = src.asOf, src.from
 	if src.asOf != 0 && f.Xmin != 0 && f.Xmin > src.asOf {
 		return // committed after the version read
+	}
+	if src.from != 0 && f.Xmin != 0 && f.Xmin <= src.from {
+		return // committed before the versions read
 	}
 	// Prune with zone maps: a chunk that can't match excludes its rows.
 	keep := [][2]int64{s.fragRange(f)}
@@ -479,6 +487,15 @@ func (s *Scanner) startFragment(src *scanSource) {
 			keep = cutRange(keep, ck.Start, ck.Start+ck.Rows)
 		}
 	}
+	if src.from != 0 && f.Xmin == 0 {
+		// Chunks of rows all committed before the versions read.
+		for _, ck := range f.Cols[hiddenXmin(n)] {
+			if ck.Seq != memChunkSeq && ck.Zone.HasMinMax && uint64(ck.Zone.MaxInt) <= src.from {
+				s.db.stats.ChunksPruned.Add(1)
+				keep = cutRange(keep, ck.Start, ck.Start+ck.Rows)
+			}
+		}
+	}
 	s.ranges = append(s.ranges, keep...)
 	s.cursors = s.cursors[:0]
 	span := s.fragRange(f)
@@ -491,7 +508,7 @@ func (s *Scanner) startFragment(src *scanSource) {
 	s.rowIDCur = s.loader.cursor(f, src.mem, hiddenRowID(n), types.TypInt8, &s.ranges, span)
 	s.xminCur = nil
 	s.fragXmin = f.Xmin
-	if f.Xmin == 0 && (src.asOf != 0 || s.wantXmin) {
+	if f.Xmin == 0 && (src.asOf != 0 || src.from != 0 || s.wantXmin) {
 		s.xminCur = s.loader.cursor(f, src.mem, hiddenXmin(n), types.TypInt8, &s.ranges, span)
 	}
 }
@@ -624,7 +641,7 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		}
 		return nil
 	}
-	if len(s.deleted) == 0 && (s.curAsOf == 0 || s.xminCur == nil) {
+	if len(s.deleted) == 0 && (s.curAsOf == 0 && s.curFrom == 0 || s.xminCur == nil) {
 		return hi, emit(n) // every row is visible
 	}
 	for i := 0; i < n; i++ {
@@ -632,7 +649,7 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		if del && s.dropped != nil {
 			s.dropped = append(s.dropped, s.idBuf[i])
 		}
-		if del || (s.curAsOf != 0 && s.xminCur != nil && s.xBuf[i] > s.curAsOf) {
+		if del || s.outOfRange(i) {
 			if err := emit(i); err != nil {
 				return 0, err
 			}
@@ -643,6 +660,16 @@ func (s *Scanner) readRows(lo, hi int64) (int64, error) {
 		}
 	}
 	return hi, emit(n)
+}
+
+// outOfRange reports whether row i of s.idBuf was committed outside the
+// versions the current fragment is read at (s.xBuf holds its version).
+func (s *Scanner) outOfRange(i int) bool {
+	if s.xminCur == nil {
+		return false
+	}
+	x := s.xBuf[i]
+	return s.curAsOf != 0 && x > s.curAsOf || x <= s.curFrom
 }
 
 // hollowRow returns the bytes of a row's values in the hollow columns
@@ -674,12 +701,12 @@ const minHollowRun = 16 << 10
 // (and s.xBuf), and those rows: rows deleted or newer than asOf are not
 // visible; pos is where s.deleted reaches the first.
 func (s *Scanner) visibleRuns(pos, n int) (runs, visible int) {
-	if len(s.deleted) == 0 && (s.curAsOf == 0 || s.xminCur == nil) {
+	if len(s.deleted) == 0 && (s.curAsOf == 0 && s.curFrom == 0 || s.xminCur == nil) {
 		return min(n, 1), n
 	}
 	in := false
 	for i := 0; i < n; i++ {
-		if s.isDeletedFrom(&pos, s.idBuf[i]) || (s.curAsOf != 0 && s.xminCur != nil && s.xBuf[i] > s.curAsOf) {
+		if s.isDeletedFrom(&pos, s.idBuf[i]) || s.outOfRange(i) {
 			in = false
 			continue
 		}
@@ -773,7 +800,7 @@ func (s *Scanner) readBuffered(src *scanSource) bool {
 		if pos < 0 {
 			pos = sort.Search(len(s.deleted), func(i int) bool { return s.deleted[i] >= id })
 		}
-		if s.isDeletedFrom(&pos, id) || (src.asOf != 0 && x > src.asOf) {
+		if s.isDeletedFrom(&pos, id) || (src.asOf != 0 && x > src.asOf) || x <= src.from {
 			continue
 		}
 		if err := decodeBuffered(s.dec, v[n:]); err != nil {

@@ -1,0 +1,443 @@
+package storage
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/deeplaked/deeplaked/types"
+)
+
+// Diffs. Two views of a table (versions, branches) share a prefix of
+// layers; past it each has its own segments: a range of versions of a
+// table (lo, hi]. A row differs between the views only if a segment of one
+// of them inserted it or wrote a deletion marker for it, so a diff reads
+// those segments alone: their deletion markers, and the rows committed in
+// them (fragments and chunks committed outside the range are skipped by
+// their version and their _xmin zone maps). It never scans what the views
+// share. What it holds is the ids (and primary keys) of the rows that
+// differ, not their values, which it streams.
+
+// DiffKind says how a row differs between two views.
+type DiffKind uint8
+
+// Diff kinds.
+const (
+	// DiffAdded is a row of the second view that the first lacks.
+	DiffAdded DiffKind = iota + 1
+	// DiffDeleted is a row of the first view that the second lacks.
+	DiffDeleted
+	// DiffUpdated is a primary key both views hold, in different rows:
+	// the second view's row.
+	DiffUpdated
+)
+
+func (k DiffKind) String() string {
+	switch k {
+	case DiffAdded:
+		return "added"
+	case DiffDeleted:
+		return "deleted"
+	case DiffUpdated:
+		return "updated"
+	}
+	return "?"
+}
+
+// segment is the versions (lo, hi] of table table.
+type segment struct{ table, lo, hi uint64 }
+
+// viewLayers returns the layers of view t as txn reads it: its base, then
+// its own table at its version (AsOf, or the version txn reads).
+func (txn *Txn) viewLayers(t *TableDesc) ([]Layer, error) {
+	v, err := txn.readVersion(t)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(t.Base), Layer{Table: t.ID, Version: v}), nil
+}
+
+// divergence returns the segments of views a and b past their common
+// layers.
+func divergence(a, b []Layer) (sa, sb []segment) {
+	k := 0
+	for k < len(a) && k < len(b) && a[k] == b[k] {
+		k++
+	}
+	ka, kb := k, k
+	if k < len(a) && k < len(b) && a[k].Table == b[k].Table {
+		low := min(a[k].Version, b[k].Version)
+		if a[k].Version > low {
+			sa = append(sa, segment{a[k].Table, low, a[k].Version})
+		}
+		if b[k].Version > low {
+			sb = append(sb, segment{b[k].Table, low, b[k].Version})
+		}
+		ka, kb = k+1, k+1
+	}
+	for _, l := range a[ka:] {
+		if l.Version > 0 {
+			sa = append(sa, segment{l.Table, 0, l.Version})
+		}
+	}
+	for _, l := range b[kb:] {
+		if l.Version > 0 {
+			sb = append(sb, segment{l.Table, 0, l.Version})
+		}
+	}
+	return sa, sb
+}
+
+// segmentMarkers returns the ids of the rows whose deletion markers the
+// segments hold, sorted.
+func (txn *Txn) segmentMarkers(segs []segment) ([]uint64, error) {
+	var out []uint64
+	for _, sg := range segs {
+		lo, hi := sectionSpan(sg.table, tagDelete)
+		it, err := txn.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return nil, ioErrorf(err, "reading deletions")
+		}
+		for it.First(); it.Valid(); it.Next() {
+			rid, ok := idFromKey(it.Key())
+			x, n := binary.Uvarint(it.Value())
+			if !ok || n <= 0 {
+				it.Close()
+				return nil, corruptionf("bad deletion marker %x", it.Key())
+			}
+			if x > sg.lo && x <= sg.hi {
+				out = append(out, rid)
+			}
+		}
+		if err := it.Close(); err != nil {
+			return nil, ioErrorf(err, "reading deletions")
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// segmentScan returns a Scanner of columns cols of the rows segment sg of
+// view t's table committed, minus the rows deleted.
+func (txn *Txn) segmentScan(t *TableDesc, sg segment, cols []int, deleted []uint64) (*Scanner, error) {
+	lt := *t
+	lt.ID, lt.Base, lt.AsOf = sg.table, nil, 0
+	s := newScanner(txn.db, &lt, ScanOptions{Cols: cols})
+	s.txn = txn
+	frags, err := txn.liveFragments(&lt)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range frags {
+		s.sources = append(s.sources, scanSource{frag: f, kind: srcFragment, table: sg.table, asOf: sg.hi, from: sg.lo})
+	}
+	s.sources = append(s.sources, scanSource{kind: srcBuffered, table: sg.table, asOf: sg.hi, from: sg.lo})
+	s.deleted = deleted
+	it, err := txn.snap.NewIter(&pebble.IterOptions{})
+	if err != nil {
+		return nil, ioErrorf(err, "scanning %q", t.Name)
+	}
+	s.it = it
+	return s, nil
+}
+
+func inSorted(s []uint64, id uint64) bool {
+	_, ok := slices.BinarySearch(s, id)
+	return ok
+}
+
+// minus returns the ids of a not in any of bs (all sorted).
+func minus(a []uint64, bs ...[]uint64) []uint64 {
+	var out []uint64
+	for _, id := range a {
+		in := false
+		for _, b := range bs {
+			if inSorted(b, id) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// DiffScanner streams the rows that differ between two views of a table
+// (Txn.Diff).
+type DiffScanner struct {
+	txn  *Txn
+	a, b *TableDesc
+	cols []int
+	pk   bool
+	// gone holds the rows of a that b lacks, not yet emitted: by primary
+	// key (byKey) for a table with one, else by id (goneIDs).
+	byKey   map[string]uint64
+	goneIDs []uint64
+	// addCommon are rows of the shared layers a deleted and b did not.
+	addCommon []uint64
+	segsB     []segment
+	segB      int
+	db        []uint64 // b's deletions
+	sc        *Scanner
+	phase     int
+	fetchAt   int
+	fetchIDs  []uint64
+	rf        *RowFetcher
+	kinds     []DiffKind
+	key       []byte
+	kb        keyBatch
+}
+
+// Diff returns the rows that differ between views a and b of one table
+// (both descriptors from the catalog: the table, a branch, "t@ref"), as
+// the txn reads them: rows of b that a lacks (DiffAdded), rows of a that
+// b lacks (DiffDeleted), and for a table with a primary key, keys both
+// hold in different rows (DiffUpdated, b's row, in place of the pair).
+// Its memory grows with the rows that differ (ids and keys), not with
+// the table.
+func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
+	if err := txn.check(); err != nil {
+		return nil, err
+	}
+	if rootOf(a) != rootOf(b) {
+		return nil, assertf("diff of views of two tables")
+	}
+	la, err := txn.viewLayers(a)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := txn.viewLayers(b)
+	if err != nil {
+		return nil, err
+	}
+	sa, sb := divergence(la, lb)
+	da, err := txn.segmentMarkers(sa)
+	if err != nil {
+		return nil, err
+	}
+	dbm, err := txn.segmentMarkers(sb)
+	if err != nil {
+		return nil, err
+	}
+	d := &DiffScanner{txn: txn, a: a, b: b, cols: allColumns(len(a.Columns)), pk: len(a.PrimaryKey) > 0, segsB: sb, db: dbm}
+	if d.pk {
+		d.byKey = make(map[string]uint64)
+	}
+	// Rows a's segments inserted: gone from b unless a deleted them
+	// too (then they are in neither).
+	var aOnly []uint64
+	for _, sg := range sa {
+		err := d.eachRow(a, sg, a.PrimaryKey, func(id uint64, kb *types.Batch, i int) {
+			if inSorted(da, id) {
+				aOnly = append(aOnly, id)
+				return
+			}
+			d.gone(id, kb, i)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Rows b's segments inserted and deleted: in neither.
+	var bOnly []uint64
+	for _, sg := range sb {
+		err := d.eachRow(b, sg, nil, func(id uint64, _ *types.Batch, _ int) {
+			if inSorted(dbm, id) {
+				bOnly = append(bOnly, id)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(aOnly)
+	slices.Sort(bOnly)
+	// Shared rows one side deleted and the other did not.
+	gone := minus(dbm, bOnly, da)
+	if err := d.fetchEach(a, a.PrimaryKey, gone, func(id uint64, kb *types.Batch, i int) { d.gone(id, kb, i) }); err != nil {
+		return nil, err
+	}
+	d.addCommon = minus(da, aOnly, dbm)
+	return d, nil
+}
+
+// gone records row id of a (key columns in row i of kb) as one b lacks.
+func (d *DiffScanner) gone(id uint64, kb *types.Batch, i int) {
+	if !d.pk {
+		d.goneIDs = append(d.goneIDs, id)
+		return
+	}
+	d.byKey[string(d.keyOf(kb, i))] = id
+}
+
+// keyOf encodes the primary key of row i of kb, a batch of the key
+// columns in order.
+func (d *DiffScanner) keyOf(kb *types.Batch, i int) []byte {
+	d.kb.t = d.a
+	d.kb.bind(kb)
+	d.key = appendPKKey(d.key[:0], d.a, d.kb.b, i)
+	return d.key
+}
+
+// eachRow calls fn for every row segment sg of view t committed, with
+// columns cols.
+func (d *DiffScanner) eachRow(t *TableDesc, sg segment, cols []int, fn func(id uint64, b *types.Batch, i int)) error {
+	s, err := d.txn.segmentScan(t, sg, cols, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for {
+		b, ids, err := s.Next()
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return nil
+		}
+		for i, id := range ids {
+			fn(id, b, i)
+		}
+	}
+}
+
+// fetchEach calls fn for each of the rows ids of view t, with columns
+// cols, read by id.
+func (d *DiffScanner) fetchEach(t *TableDesc, cols []int, ids []uint64, fn func(id uint64, b *types.Batch, i int)) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rf, err := d.txn.NewRowFetcher(t, cols, 0)
+	if err != nil {
+		return err
+	}
+	defer rf.Close()
+	for k := 0; k < len(ids); k += types.BatchSize {
+		b, got, err := rf.Fetch(ids[k:min(k+types.BatchSize, len(ids))], nil)
+		if err != nil {
+			return err
+		}
+		for i, id := range got {
+			fn(id, b, i)
+		}
+	}
+	return nil
+}
+
+// Next returns the next batch of differing rows (every column of the
+// table), how each differs, and their row ids; a nil batch at the end.
+// The batch and slices are valid until the next call.
+func (d *DiffScanner) Next() (*types.Batch, []DiffKind, []uint64, error) {
+	for {
+		switch d.phase {
+		case 0: // rows b's segments inserted and kept
+			if d.sc == nil {
+				if d.segB == len(d.segsB) {
+					d.phase++
+					continue
+				}
+				sc, err := d.txn.segmentScan(d.b, d.segsB[d.segB], d.cols, d.db)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				d.sc = sc
+			}
+			b, ids, err := d.sc.Next()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if b == nil {
+				d.sc.Close()
+				d.sc = nil
+				d.segB++
+				continue
+			}
+			return b, d.added(b, ids), ids, nil
+		case 1: // shared rows a deleted and b kept
+			if b, ids, err := d.fetchNext(d.b, d.addCommon); b != nil || err != nil {
+				return b, d.added(b, ids), ids, err
+			}
+			d.phase++
+			d.fetchAt = 0
+			if d.pk {
+				for _, id := range d.byKey {
+					d.goneIDs = append(d.goneIDs, id)
+				}
+				d.byKey = nil
+			}
+			slices.Sort(d.goneIDs)
+		case 2: // rows of a that b lacks, not paired with one of b's
+			b, ids, err := d.fetchNext(d.a, d.goneIDs)
+			if b == nil || err != nil {
+				d.phase++
+				return nil, nil, nil, err
+			}
+			d.kinds = d.kinds[:0]
+			for range ids {
+				d.kinds = append(d.kinds, DiffDeleted)
+			}
+			return b, d.kinds, ids, nil
+		default:
+			return nil, nil, nil, nil
+		}
+	}
+}
+
+// added returns the kinds of rows of b that a lacks: updated where a row
+// of a that b lacks has the key (which then pairs with it), else added.
+func (d *DiffScanner) added(b *types.Batch, ids []uint64) []DiffKind {
+	d.kinds = d.kinds[:0]
+	if b == nil {
+		return nil
+	}
+	for i := range ids {
+		k := DiffAdded
+		if d.pk {
+			d.key = appendPKKey(d.key[:0], d.a, b, i)
+			if _, ok := d.byKey[string(d.key)]; ok {
+				delete(d.byKey, string(d.key))
+				k = DiffUpdated
+			}
+		}
+		d.kinds = append(d.kinds, k)
+	}
+	return d.kinds
+}
+
+// fetchNext reads the next batch of rows ids of view t (every column),
+// from d.fetchAt on.
+func (d *DiffScanner) fetchNext(t *TableDesc, ids []uint64) (*types.Batch, []uint64, error) {
+	for d.fetchAt < len(ids) {
+		if d.rf == nil || d.rf.t != t {
+			if d.rf != nil {
+				d.rf.Close()
+			}
+			rf, err := d.txn.NewRowFetcher(t, d.cols, 0)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.rf = rf
+		}
+		part := ids[d.fetchAt:min(d.fetchAt+types.BatchSize, len(ids))]
+		d.fetchAt += len(part)
+		b, got, err := d.rf.Fetch(part, nil)
+		if err != nil || len(got) > 0 {
+			return b, got, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// Close releases the scanner.
+func (d *DiffScanner) Close() {
+	if d.sc != nil {
+		d.sc.Close()
+		d.sc = nil
+	}
+	if d.rf != nil {
+		d.rf.Close()
+		d.rf = nil
+	}
+}
