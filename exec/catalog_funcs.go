@@ -44,7 +44,7 @@ var comparisonByName = map[string]plan.Op{
 }
 
 var lenientFuncs = map[string]bool{"format_type": true, "current_setting": true, "set_config": true, "array_to_string": true, "json_build_object": true,
-	"isdistinct": true, "greatest": true, "least": true, "concat": true, "concat_ws": true}
+	"isdistinct": true, "greatest": true, "least": true, "concat": true, "concat_ws": true, "deeplake_merge": true}
 
 func (e *Env) compileFunc(x *plan.Func) (evaluator, error) {
 	f := &funcEval{env: e, fn: x, out: types.NewVec(x.Typ, types.BatchSize), vals: make([]*types.Vec, len(x.Args))}
@@ -170,7 +170,7 @@ func (f *funcEval) one(cat *sysCatalog, i int) error {
 		out.AppendString("UTF8")
 	case "pg_backend_pid":
 		out.AppendInt(int64(os.Getpid()))
-	case "deeplake_commit", "deeplake_tag", "deeplake_drop_tag", "deeplake_branch", "deeplake_drop_branch":
+	case "deeplake_commit", "deeplake_tag", "deeplake_drop_tag", "deeplake_branch", "deeplake_drop_branch", "deeplake_merge", "deeplake_reset":
 		return f.versionFunc(i)
 	case "deeplake_refresh":
 		// Applies what other servers of the storage location committed;

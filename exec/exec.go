@@ -156,6 +156,8 @@ func Build(env *Env, n plan.Node) (Operator, error) {
 		return newWorkTable(env, n)
 	case *plan.Series:
 		return newSeries(env, n)
+	case *plan.History:
+		return newHistory(env, n)
 	case *plan.ProjectSet:
 		return newProjectSet(env, n)
 	case *plan.SysScan:

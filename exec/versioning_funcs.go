@@ -2,7 +2,9 @@ package exec
 
 import (
 	"github.com/deeplaked/deeplaked/pgerror"
+	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/storage"
+	"github.com/deeplaked/deeplaked/types"
 )
 
 // Named versions (docs/versioning.md): deeplake_commit, deeplake_tag and
@@ -62,6 +64,11 @@ func (f *funcEval) needWrite(t *storage.TableDesc) error {
 
 // versionFunc appends the value of a named-version function for row i.
 func (f *funcEval) versionFunc(i int) error {
+	if f.null(0, i) || f.null(1, i) {
+		// deeplake_merge is not strict in its last two arguments.
+		f.out.AppendNull()
+		return nil
+	}
 	t, err := f.versionedTable(f.str(0, i))
 	if err != nil {
 		return err
@@ -109,6 +116,53 @@ func (f *funcEval) versionFunc(i int) error {
 			return err
 		}
 		f.out.AppendString(b.Name)
+	case "deeplake_merge":
+		// deeplake_merge(t, from [, into [, 'ours' | 'theirs']]): into is
+		// the session's branch of t when NULL or left out.
+		into := t
+		if !f.null(2, i) {
+			if into, err = f.versionedTable(t.Name + "@" + f.str(2, i)); err != nil {
+				return err
+			}
+		}
+		if err := f.needWrite(into); err != nil {
+			return err
+		}
+		from, err := f.versionedTable(t.Name + "@" + f.str(1, i))
+		if err != nil {
+			return err
+		}
+		strategy := storage.MergeFail
+		if !f.null(3, i) {
+			switch s := f.str(3, i); s {
+			case "ours":
+				strategy = storage.MergeOurs
+			case "theirs":
+				strategy = storage.MergeTheirs
+			case "fail":
+			default:
+				return pgerror.Newf(pgerror.InvalidParameterValue, "unknown merge strategy %q", s).
+					WithHint("The strategy is 'ours', 'theirs' or 'fail'.")
+			}
+		}
+		id, _, err := env.DB.Merge(into, from, strategy, user, "")
+		if err != nil {
+			return err
+		}
+		f.out.AppendString(id)
+	case "deeplake_reset":
+		if err := f.needWrite(t); err != nil {
+			return err
+		}
+		to, err := f.versionedTable(t.Name + "@" + f.str(1, i))
+		if err != nil {
+			return err
+		}
+		id, _, err := env.DB.Reset(t, to, user, "")
+		if err != nil {
+			return err
+		}
+		f.out.AppendString(id)
 	case "deeplake_drop_branch":
 		if err := f.needWrite(t); err != nil {
 			return err
@@ -120,4 +174,98 @@ func (f *funcEval) versionFunc(i int) error {
 		f.out.AppendBool(dropped)
 	}
 	return nil
+}
+
+// historyOp runs deeplake_log (its rows made when it opens) and
+// deeplake_diff (streamed from the storage's diff).
+type historyOp struct {
+	env  *Env
+	n    *plan.History
+	out  *types.Batch
+	done bool
+	diff *storage.DiffScanner
+	// change and rowid are the diff's columns besides the table's.
+	change, rowid *types.Vec
+}
+
+func newHistory(env *Env, n *plan.History) (Operator, error) {
+	if env.Txn == nil {
+		return nil, pgerror.New(pgerror.FeatureNotSupported, "deeplake_log and deeplake_diff need a database")
+	}
+	o := &historyOp{env: env, n: n}
+	if n.Kind == plan.HistoryDiff {
+		d, err := env.Txn.Diff(n.Table, n.B)
+		if err != nil {
+			return nil, err
+		}
+		o.diff = d
+		o.change = types.NewVec(types.TypText, types.BatchSize)
+		o.rowid = types.NewVec(types.TypInt8, types.BatchSize)
+		o.out = &types.Batch{}
+		return o, nil
+	}
+	commits, err := env.Txn.Log(n.Table)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]types.Type, len(n.Cols))
+	for i, c := range n.Cols {
+		ts[i] = c.Type
+	}
+	o.out = types.NewBatch(ts, len(commits))
+	for _, r := range commits {
+		c := o.out.Cols
+		c[0].AppendString(r.Name)
+		for j := range 2 {
+			if j < len(r.Parents) {
+				c[1+j].AppendString(r.Parents[j])
+			} else {
+				c[1+j].AppendNull()
+			}
+		}
+		c[3].AppendString(r.BranchName())
+		c[4].AppendString(r.Message)
+		c[5].AppendString(r.Author)
+		c[6].AppendInt(types.TimestampOf(r.Time))
+		c[7].AppendInt(r.Added)
+		c[8].AppendInt(r.Deleted)
+	}
+	o.out.SetLen(len(commits))
+	return o, nil
+}
+
+func (o *historyOp) Next() (*types.Batch, error) {
+	if err := o.env.canceled(); err != nil {
+		return nil, err
+	}
+	if o.diff == nil {
+		if o.done || o.out.Len() == 0 {
+			return nil, nil
+		}
+		o.done = true
+		return o.out, nil
+	}
+	b, kinds, ids, err := o.diff.Next()
+	if b == nil || err != nil {
+		return nil, err
+	}
+	o.change.Reset()
+	o.rowid.Reset()
+	for i, k := range kinds {
+		o.change.AppendString(k.String())
+		o.rowid.AppendInt(int64(ids[i]))
+	}
+	o.out.Cols = append(append(o.out.Cols[:0], o.change), b.Cols...)
+	if len(o.n.Cols) > len(b.Cols)+1 {
+		o.out.Cols = append(o.out.Cols, o.rowid)
+	}
+	o.out.SetLen(len(ids))
+	return o.out, nil
+}
+
+func (o *historyOp) Close() {
+	if o.diff != nil {
+		o.diff.Close()
+		o.diff = nil
+	}
 }

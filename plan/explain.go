@@ -70,6 +70,12 @@ func (e *explainer) node(n Node, depth int) {
 		}
 	case *Series:
 		add("Function Scan on generate_series")
+	case *History:
+		fn := "deeplake_log"
+		if n.Kind == HistoryDiff {
+			fn = "deeplake_diff"
+		}
+		add("Function Scan on " + fn)
 	case *Filter:
 		add("Filter")
 		detail("Filter: %s", ExprText(n.Pred))

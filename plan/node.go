@@ -81,6 +81,25 @@ type Series struct {
 	Name              string
 }
 
+// HistoryKind is a table function over a table's history.
+type HistoryKind uint8
+
+// History functions (docs/versioning.md).
+const (
+	HistoryLog  HistoryKind = iota + 1 // deeplake_log: the commits a ref reaches
+	HistoryDiff                        // deeplake_diff: the rows two refs differ in
+)
+
+// History is deeplake_log(t [, ref]) or deeplake_diff(t, a, b) in FROM.
+// Its arguments are constants, resolved to views when bound: Table is the
+// view the log starts from, or diff's first; B diff's second.
+type History struct {
+	Kind  HistoryKind
+	Table *storage.TableDesc
+	B     *storage.TableDesc
+	Cols  []Column
+}
+
 // SRFKind is a set-returning function of a select list.
 type SRFKind uint8
 
@@ -283,6 +302,8 @@ func (n *ProjectSet) Columns() []Column {
 	}
 	return cols
 }
+
+func (n *History) Columns() []Column { return n.Cols }
 
 func (n *Series) Columns() []Column {
 	return []Column{{Name: n.Name, Type: n.Typ, Ordinal: -1}}

@@ -61,6 +61,11 @@ func (ns *needs) node(n plan.Node) error {
 		for _, row := range n.Rows {
 			ns.exprs(row)
 		}
+	case *plan.History:
+		ns.add(n.Table, -1, storage.PrivSelect)
+		if n.B != nil {
+			ns.add(n.B, -1, storage.PrivSelect)
+		}
 	case *plan.Series:
 		ns.expr(n.Start)
 		ns.expr(n.Stop)

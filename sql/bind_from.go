@@ -221,6 +221,90 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, alias, true), nil
 }
 
+// constArgs returns the arguments of table function f, which are text
+// constants: what the function reads is decided when it is bound.
+func constArgs(cat Catalog, f *FuncCall, q queryCtx) ([]string, error) {
+	b := &binder{cat: cat, sc: q.attach(&scope{}), noAgg: "functions in FROM"}
+	names := make([]string, len(f.Args))
+	for i, a := range f.Args {
+		e, err := b.expr(a)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := e.(*plan.Const)
+		if !ok || c.Param != nil || c.Null || (!isUnknown(c) && c.Typ.Kind != types.Text && c.Typ.Kind != types.Varchar) {
+			return nil, pgerror.Newf(pgerror.FeatureNotSupported, "%s takes text constants", f.Name).
+				WithHint("Name the table and the refs in the query text.")
+		}
+		names[i] = string(c.Val.Bytes.Get(0))
+	}
+	return names, nil
+}
+
+// bindHistory binds deeplake_log(t [, ref]) and deeplake_diff(t, a, b).
+func bindHistory(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
+	f := ref.Func
+	lo, hi := 1, 2
+	if f.Name == "deeplake_diff" {
+		lo, hi = 3, 3
+	}
+	if len(f.Args) < lo || len(f.Args) > hi {
+		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", f.Name, len(f.Args))
+	}
+	args, err := constArgs(cat, f, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	view := func(ref string) (*storage.TableDesc, error) {
+		if ref == "" {
+			return cat.Table(args[0])
+		}
+		return cat.Table(args[0] + "@" + ref)
+	}
+	n := &plan.History{Kind: plan.HistoryLog}
+	if len(args) > 1 {
+		n.Table, err = view(args[1])
+	} else {
+		n.Table, err = view("")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Name == "deeplake_diff" {
+		n.Kind = plan.HistoryDiff
+		if n.B, err = view(args[2]); err != nil {
+			return nil, nil, err
+		}
+		n.Cols = append(n.Cols, plan.Column{Name: "change", Type: types.TypText, Ordinal: -1})
+		for _, c := range n.Table.Columns {
+			n.Cols = append(n.Cols, plan.Column{Name: c.Name, Type: c.Type, Ordinal: -1})
+		}
+		if hasRowID(n.Table) {
+			n.Cols = append(n.Cols, plan.Column{Name: storage.RowIDName, Type: types.TypInt8, Ordinal: -1})
+		}
+	} else {
+		for _, c := range []struct {
+			name string
+			typ  types.Type
+		}{{"id", types.TypText}, {"parent", types.TypText}, {"merged", types.TypText}, {"branch", types.TypText},
+			{"message", types.TypText}, {"author", types.TypText}, {"time", types.Type{Kind: types.TimestampTZ}},
+			{"added", types.TypInt8}, {"deleted", types.TypInt8}} {
+			n.Cols = append(n.Cols, plan.Column{Name: c.name, Type: c.typ, Ordinal: -1})
+		}
+	}
+	alias := ref.Alias
+	if alias == "" {
+		alias = f.Name
+	}
+	sc := &scope{table: alias}
+	for _, c := range n.Cols {
+		sc.names = append(sc.names, c.Name)
+		sc.types = append(sc.types, c.Type)
+		sc.ordinal = append(sc.ordinal, -1)
+	}
+	return n, q.attach(sc), nil
+}
+
 // bindAt binds deeplake_at('t', 'ref'): the version of table t that ref
 // names, as "t@ref" names it, scanned as a table is. Both arguments are
 // constants: what the scan reads is decided here.
@@ -230,19 +314,9 @@ func bindAt(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
 		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function deeplake_at with %d arguments does not exist", len(f.Args)).
 			WithHint("deeplake_at(table, ref) takes a table's name and a branch, commit, tag, version or time.")
 	}
-	b := &binder{cat: cat, sc: q.attach(&scope{}), noAgg: "functions in FROM"}
-	var names [2]string
-	for i, a := range f.Args {
-		e, err := b.expr(a)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, ok := e.(*plan.Const)
-		if !ok || c.Param != nil || c.Null || (!isUnknown(c) && c.Typ.Kind != types.Text && c.Typ.Kind != types.Varchar) {
-			return nil, nil, pgerror.New(pgerror.FeatureNotSupported, "deeplake_at takes two text constants").
-				WithHint("Name the table and the ref in the query text; \"t@ref\" names the same version.")
-		}
-		names[i] = string(c.Val.Bytes.Get(0))
+	names, err := constArgs(cat, f, q)
+	if err != nil {
+		return nil, nil, err
 	}
 	t, err := cat.Table(names[0] + "@" + names[1])
 	if err != nil {
@@ -692,8 +766,11 @@ func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, e
 		sc := &scope{table: ref.Alias, names: []string{ref.Alias}, types: []types.Type{col.Type}, ordinal: []int{-1}}
 		return node, q.attach(sc), nil
 	}
-	if f.Name == "deeplake_at" {
+	switch f.Name {
+	case "deeplake_at":
 		return bindAt(cat, ref, q)
+	case "deeplake_log", "deeplake_diff":
+		return bindHistory(cat, ref, q)
 	}
 	if f.Name != "generate_series" {
 		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s does not exist", f.Name)

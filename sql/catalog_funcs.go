@@ -38,6 +38,8 @@ var catalogFuncs = map[string]catalogFunc{
 	"deeplake_drop_tag":                  {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypBool},
 	"deeplake_branch":                    {args: []types.Type{types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypText},
 	"deeplake_drop_branch":               {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypBool},
+	"deeplake_merge":                     {args: []types.Type{types.TypText, types.TypText, types.TypText, types.TypText}, min: 2, ret: types.TypText},
+	"deeplake_reset":                     {args: []types.Type{types.TypText, types.TypText}, min: 2, ret: types.TypText},
 	"pg_export_snapshot":                 {ret: types.TypText},
 	"pg_is_in_recovery":                  {ret: types.TypBool},
 	"pg_table_is_visible":                {args: []types.Type{typOid}, min: 1, ret: types.TypBool},

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -23,8 +24,12 @@ type DiffKind uint8
 
 // Diff kinds.
 const (
+	// diffSame is a row both views hold, under one id: a merge copies
+	// rows with their ids. It is never returned.
+	diffSame DiffKind = iota
+
 	// DiffAdded is a row of the second view that the first lacks.
-	DiffAdded DiffKind = iota + 1
+	DiffAdded
 	// DiffDeleted is a row of the first view that the second lacks.
 	DiffDeleted
 	// DiffUpdated is a primary key both views hold, in different rows:
@@ -172,9 +177,13 @@ type DiffScanner struct {
 	cols []int
 	pk   bool
 	// gone holds the rows of a that b lacks, not yet emitted: by primary
-	// key (byKey) for a table with one, else by id (goneIDs).
-	byKey   map[string]uint64
+	// key (byKey) for a table with one, else by id (goneSet); goneIDs
+	// lists them for reading.
+	byKey   map[string]goneRow
+	goneSet map[uint64]struct{}
 	goneIDs []uint64
+	out     *types.Batch
+	outIDs  []uint64
 	// addCommon are rows of the shared layers a deleted and b did not.
 	addCommon []uint64
 	segsB     []segment
@@ -187,7 +196,18 @@ type DiffScanner struct {
 	rf        *RowFetcher
 	kinds     []DiffKind
 	key       []byte
-	kb        keyBatch
+	seed      maphash.Seed
+	row       []byte
+}
+
+// goneRow is a row of a that b lacks: its id and a hash of its values,
+// which tell an update from a copy of the same values under a new id.
+type goneRow struct{ id, sum uint64 }
+
+// sum hashes the values of row i of b.
+func (d *DiffScanner) sum(b *types.Batch, i int) uint64 {
+	d.row = types.AppendRow(d.row[:0], b, i)
+	return maphash.Bytes(d.seed, d.row)
 }
 
 // Diff returns the rows that differ between views a and b of one table
@@ -212,6 +232,12 @@ func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
 	if err != nil {
 		return nil, err
 	}
+	return txn.diffLayers(a, la, b, lb)
+}
+
+// diffLayers is Diff of views a and b with layers la and lb (a has no
+// rows when la is empty).
+func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer) (*DiffScanner, error) {
 	sa, sb := divergence(la, lb)
 	da, err := txn.segmentMarkers(sa)
 	if err != nil {
@@ -222,14 +248,17 @@ func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
 		return nil, err
 	}
 	d := &DiffScanner{txn: txn, a: a, b: b, cols: allColumns(len(a.Columns)), pk: len(a.PrimaryKey) > 0, segsB: sb, db: dbm}
+	d.seed = maphash.MakeSeed()
 	if d.pk {
-		d.byKey = make(map[string]uint64)
+		d.byKey = make(map[string]goneRow)
+	} else {
+		d.goneSet = make(map[uint64]struct{})
 	}
 	// Rows a's segments inserted: gone from b unless a deleted them
 	// too (then they are in neither).
 	var aOnly []uint64
 	for _, sg := range sa {
-		err := d.eachRow(a, sg, a.PrimaryKey, func(id uint64, kb *types.Batch, i int) {
+		err := d.eachRow(a, sg, d.cols, func(id uint64, kb *types.Batch, i int) {
 			if inSorted(da, id) {
 				aOnly = append(aOnly, id)
 				return
@@ -256,29 +285,21 @@ func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
 	slices.Sort(bOnly)
 	// Shared rows one side deleted and the other did not.
 	gone := minus(dbm, bOnly, da)
-	if err := d.fetchEach(a, a.PrimaryKey, gone, func(id uint64, kb *types.Batch, i int) { d.gone(id, kb, i) }); err != nil {
+	if err := d.fetchEach(a, d.cols, gone, func(id uint64, kb *types.Batch, i int) { d.gone(id, kb, i) }); err != nil {
 		return nil, err
 	}
 	d.addCommon = minus(da, aOnly, dbm)
 	return d, nil
 }
 
-// gone records row id of a (key columns in row i of kb) as one b lacks.
-func (d *DiffScanner) gone(id uint64, kb *types.Batch, i int) {
+// gone records row id of a (row i of b, every column) as one b lacks.
+func (d *DiffScanner) gone(id uint64, b *types.Batch, i int) {
 	if !d.pk {
-		d.goneIDs = append(d.goneIDs, id)
+		d.goneSet[id] = struct{}{}
 		return
 	}
-	d.byKey[string(d.keyOf(kb, i))] = id
-}
-
-// keyOf encodes the primary key of row i of kb, a batch of the key
-// columns in order.
-func (d *DiffScanner) keyOf(kb *types.Batch, i int) []byte {
-	d.kb.t = d.a
-	d.kb.bind(kb)
-	d.key = appendPKKey(d.key[:0], d.a, d.kb.b, i)
-	return d.key
+	d.key = appendPKKey(d.key[:0], d.a, b, i)
+	d.byKey[string(d.key)] = goneRow{id: id, sum: d.sum(b, i)}
 }
 
 // eachRow calls fn for every row segment sg of view t committed, with
@@ -354,19 +375,29 @@ func (d *DiffScanner) Next() (*types.Batch, []DiffKind, []uint64, error) {
 				d.segB++
 				continue
 			}
-			return b, d.added(b, ids), ids, nil
+			if b, kinds, ids := d.added(b, ids); len(ids) > 0 {
+				return b, kinds, ids, nil
+			}
 		case 1: // shared rows a deleted and b kept
-			if b, ids, err := d.fetchNext(d.b, d.addCommon); b != nil || err != nil {
-				return b, d.added(b, ids), ids, err
+			b, ids, err := d.fetchNext(d.b, d.addCommon)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if b != nil {
+				if b, kinds, ids := d.added(b, ids); len(ids) > 0 {
+					return b, kinds, ids, nil
+				}
+				continue
 			}
 			d.phase++
 			d.fetchAt = 0
-			if d.pk {
-				for _, id := range d.byKey {
-					d.goneIDs = append(d.goneIDs, id)
-				}
-				d.byKey = nil
+			for _, g := range d.byKey {
+				d.goneIDs = append(d.goneIDs, g.id)
 			}
+			for id := range d.goneSet {
+				d.goneIDs = append(d.goneIDs, id)
+			}
+			d.byKey, d.goneSet = nil, nil
 			slices.Sort(d.goneIDs)
 		case 2: // rows of a that b lacks, not paired with one of b's
 			b, ids, err := d.fetchNext(d.a, d.goneIDs)
@@ -385,25 +416,55 @@ func (d *DiffScanner) Next() (*types.Batch, []DiffKind, []uint64, error) {
 	}
 }
 
-// added returns the kinds of rows of b that a lacks: updated where a row
-// of a that b lacks has the key (which then pairs with it), else added.
-func (d *DiffScanner) added(b *types.Batch, ids []uint64) []DiffKind {
+// added returns rows of b that a lacks, with their kinds: updated where
+// a row of a that b lacks has the key (which then pairs with it), else
+// added. A row a holds under the same id (a merge copied it) is the same
+// row: left out, with its pair.
+func (d *DiffScanner) added(b *types.Batch, ids []uint64) (*types.Batch, []DiffKind, []uint64) {
 	d.kinds = d.kinds[:0]
-	if b == nil {
-		return nil
-	}
-	for i := range ids {
+	same := 0
+	for i, id := range ids {
 		k := DiffAdded
 		if d.pk {
 			d.key = appendPKKey(d.key[:0], d.a, b, i)
-			if _, ok := d.byKey[string(d.key)]; ok {
+			if old, ok := d.byKey[string(d.key)]; ok {
 				delete(d.byKey, string(d.key))
 				k = DiffUpdated
+				if old.id == id || old.sum == d.sum(b, i) {
+					k = diffSame // the same row, or a copy of its values
+				}
 			}
+		} else if _, ok := d.goneSet[id]; ok {
+			delete(d.goneSet, id)
+			k = diffSame
+		}
+		if k == diffSame {
+			same++
 		}
 		d.kinds = append(d.kinds, k)
 	}
-	return d.kinds
+	if same == 0 {
+		return b, d.kinds, ids
+	}
+	// Keep the rows that differ.
+	if d.out == nil {
+		d.out = types.NewBatch(d.a.ColumnTypes(), types.BatchSize)
+	}
+	d.out.Reset()
+	d.outIDs = d.outIDs[:0]
+	kinds := d.kinds[:0]
+	for i, k := range d.kinds {
+		if k == diffSame {
+			continue
+		}
+		for c := range d.out.Cols {
+			d.out.Cols[c].AppendFrom(b.Cols[c], i)
+		}
+		d.outIDs = append(d.outIDs, ids[i])
+		kinds = append(kinds, k)
+	}
+	d.out.SetLen(len(d.outIDs))
+	return d.out, kinds, d.outIDs
 }
 
 // fetchNext reads the next batch of rows ids of view t (every column),

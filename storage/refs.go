@@ -53,8 +53,13 @@ type Ref struct {
 	// Parents (a commit) are the commits it follows: the previous one of
 	// its branch, and for a merge the one merged in.
 	Parents []string `json:",omitempty"`
-	Message string   `json:",omitempty"`
-	Author  string   `json:",omitempty"`
+	// Added and Deleted (a commit) count the rows its versions since its
+	// first parent added and deleted (as their records tell while
+	// retained).
+	Added   int64  `json:",omitempty"`
+	Deleted int64  `json:",omitempty"`
+	Message string `json:",omitempty"`
+	Author  string `json:",omitempty"`
 	Time    time.Time
 }
 
@@ -113,8 +118,12 @@ func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *stri
 	if t.Branch != "" {
 		ref.Table, ref.Branch = t.ID, t.Branch
 	}
-	if p := txn.db.parentCommit(t, v); p != "" {
+	p := txn.db.parentCommit(t, v)
+	if p != "" {
 		ref.Parents = append(ref.Parents, p)
+	}
+	if ref.Added, ref.Deleted, err = txn.db.changesSince(t, p, v); err != nil {
+		return "", err
 	}
 	if merged != nil && *merged != "" {
 		ref.Parents = append(ref.Parents, *merged)
@@ -123,6 +132,67 @@ func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *stri
 		return "", err
 	}
 	return id, nil
+}
+
+// changesSince sums the rows the write versions of view t's own table
+// added and deleted after commit parent (from its first version when
+// parent is of another table) up to v.
+func (db *DB) changesSince(t *TableDesc, parent string, v uint64) (added, deleted int64, err error) {
+	from := uint64(0)
+	if parent != "" {
+		if r, ok, err := db.getRef(t, RefCommit, parent); err != nil {
+			return 0, 0, err
+		} else if ok && r.tableID(t) == t.ID {
+			from = r.Version
+		}
+	}
+	vs, err := db.tableVersions(t)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, vi := range vs {
+		if vi.Version > from && vi.Version <= v && vi.Op == OpName(opWrite) {
+			added += vi.Added
+			deleted += vi.Deleted
+		}
+	}
+	return added, deleted, nil
+}
+
+// Log returns the commits view t reaches, newest first: the latest commit
+// of its table at or before the version the txn reads of it (for a branch
+// without one, the commit it forked from), and their ancestors through
+// their parents.
+func (txn *Txn) Log(t *TableDesc) ([]Ref, error) {
+	v, err := txn.readVersion(t)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := txn.db.Refs(t)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*Ref)
+	for i := range refs {
+		if refs[i].Kind == RefCommit {
+			byID[refs[i].Name] = &refs[i]
+		}
+	}
+	start := txn.db.parentCommit(t, v)
+	var out []Ref
+	seen := make(map[string]bool)
+	for queue := []string{start}; len(queue) > 0; queue = queue[1:] {
+		id := queue[0]
+		r, ok := byID[id]
+		if id == "" || seen[id] || !ok {
+			continue
+		}
+		seen[id] = true
+		out = append(out, *r)
+		queue = append(queue, r.Parents...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out, nil
 }
 
 // parentCommit returns the commit a new commit of version v of view t

@@ -201,24 +201,58 @@ func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
 	if n == 0 {
 		return nil
 	}
-	tt := txn.table(t)
 	first, err := txn.db.alloc(rowIDCounter, uint64(n))
 	if err != nil {
 		return err
 	}
+	return txn.insert(t, rows, func(i int) uint64 { return first + uint64(i) })
+}
+
+// insertKeeping is Insert of rows that keep the ids they have in another
+// branch (a merge copies them so): ids ascending, above every id this txn
+// inserted into t so far.
+func (txn *Txn) insertKeeping(t *TableDesc, rows *types.Batch, ids []uint64) error {
+	if err := txn.check(); err != nil {
+		return err
+	}
+	if err := writable(t); err != nil {
+		return err
+	}
+	if err := checkLayout(t, rows); err != nil {
+		return err
+	}
+	if len(ids) != rows.Len() || !slices.IsSorted(ids) {
+		return assertf("insert into %q: %d rows, %d ids, sorted %v", t.Name, rows.Len(), len(ids), slices.IsSorted(ids))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if tt := txn.table(t); len(tt.own) > 0 && tt.own[len(tt.own)-1].hi >= ids[0] {
+		return assertf("insert into %q: kept id %d below the txn's own", t.Name, ids[0])
+	}
+	return txn.insert(t, rows, func(i int) uint64 { return ids[i] })
+}
+
+// insert adds rows, row i with id id(i) (ascending).
+func (txn *Txn) insert(t *TableDesc, rows *types.Batch, id func(int) uint64) error {
+	n := rows.Len()
+	tt := txn.table(t)
 	if len(t.PrimaryKey) > 0 {
 		for i := range n {
 			txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, rows, i)
 			if err := txn.checkPK(t, tt, txn.keyBuf, rows, i); err != nil {
 				return err
 			}
-			txn.pk[string(txn.keyBuf)] = pkEntry{table: t, row: first + uint64(i), present: true}
+			txn.pk[string(txn.keyBuf)] = pkEntry{table: t, row: id(i), present: true}
 		}
 	}
-	if k := len(tt.own); k > 0 && tt.own[k-1].hi+1 == first {
-		tt.own[k-1].hi += uint64(n)
-	} else {
-		tt.own = append(tt.own, idRange{first, first + uint64(n) - 1})
+	for i := range n {
+		rid := id(i)
+		if k := len(tt.own); k > 0 && tt.own[k-1].hi+1 == rid {
+			tt.own[k-1].hi++
+		} else {
+			tt.own = append(tt.own, idRange{rid, rid})
+		}
 	}
 	if tt.pending == nil {
 		tt.pending = types.NewBatch(t.ColumnTypes(), n)
@@ -227,7 +261,7 @@ func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
 		appendRange(tt.pending.Cols[c], v, 0, n)
 	}
 	for i := range n {
-		tt.pendingIDs = append(tt.pendingIDs, first+uint64(i))
+		tt.pendingIDs = append(tt.pendingIDs, id(i))
 	}
 	tt.pending.SetLen(len(tt.pendingIDs))
 	for c, v := range rows.Cols {
