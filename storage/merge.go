@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -292,6 +293,13 @@ func (db *DB) mergeBase(rt *Txn, into, from *TableDesc, li, lf []Layer) (*TableD
 type change struct {
 	kind DiffKind
 	row  uint64
+	sum  uint64 // of the row's values
+}
+
+// rowSum hashes the values of row i of b.
+func rowSum(seed maphash.Seed, buf *[]byte, b *types.Batch, i int) uint64 {
+	*buf = types.AppendRow((*buf)[:0], b, i)
+	return maphash.Bytes(seed, *buf)
 }
 
 // Merge applies to branch into (a writable view: a branch's head) the
@@ -332,7 +340,8 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 	// What into changed since the base, by key, or by row.
 	ours := make(map[string]change)
 	oursRows := make(map[uint64]DiffKind)
-	var key []byte
+	var key, row []byte
+	seed := maphash.MakeSeed()
 	d, err := rt.diffLayers(base, lb, into, li)
 	if err != nil {
 		return "", MergeStats{}, err
@@ -352,6 +361,8 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 				c := change{kind: k, row: ids[i]}
 				if k == DiffDeleted {
 					c.row = 0
+				} else {
+					c.sum = rowSum(seed, &row, b, i)
 				}
 				ours[string(key)] = c
 			} else {
@@ -363,6 +374,7 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 	// What from changed, applied to into.
 	w := newChangeWriter(wt, into, from)
 	var conflicts []string
+	var row2 []byte
 	if d, err = rt.diffLayers(base, lb, from, lf); err != nil {
 		return "", MergeStats{}, err
 	}
@@ -397,7 +409,7 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 				row = 0
 			}
 			o, changed := ours[string(key)]
-			if changed && o.row == row {
+			if changed && (o.row == row || row != 0 && o.row != 0 && o.sum == rowSum(seed, &row2, b, i)) {
 				continue // the same change on both sides
 			}
 			if changed {
@@ -412,17 +424,14 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 					continue
 				}
 			}
-			if k == DiffDeleted && !changed {
-				err = w.delete(ids[i], b, i) // the base's row, which into kept
-			} else {
-				// An update, or (theirs) the target's row of a key both
-				// sides changed, replaced or deleted.
-				if k != DiffAdded || changed {
-					err = w.deleteKey(b, i)
-				}
-				if err == nil && k != DiffDeleted {
-					err = w.insert(ids[i], true)
-				}
+			// The target's row of the key (the base's, or one of the same
+			// values; under theirs, its own) goes, unless the key is new
+			// to both; the other side's row comes, unless it deleted it.
+			if k != DiffAdded || changed {
+				err = w.deleteKey(b, i)
+			}
+			if err == nil && k != DiffDeleted {
+				err = w.insert(ids[i], true)
 			}
 			if err != nil {
 				return "", MergeStats{}, err

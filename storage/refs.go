@@ -101,7 +101,7 @@ func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *stri
 		return "", pgerror.Newf(pgerror.ObjectNotInPrerequisiteState, "table %q has writes of this transaction", t.Name).
 			WithHint("Commit the transaction first; deeplake_commit names a version that exists.")
 	}
-	v, err := txn.readVersion(t)
+	v, err := txn.namedVersion(t)
 	if err != nil {
 		return "", err
 	}
@@ -213,6 +213,58 @@ func (db *DB) parentCommit(t *TableDesc, v uint64) string {
 	return ""
 }
 
+// namedVersion returns the version of t that txn reads, for a name to
+// name: a table (or branch) without a version yet gets its first, empty,
+// as an empty version cannot be read otherwise (AsOf 0 is the head).
+func (txn *Txn) namedVersion(t *TableDesc) (uint64, error) {
+	v, err := txn.readVersion(t)
+	if err != nil || v > 0 {
+		return v, err
+	}
+	db := txn.db
+	for attempt := 0; ; attempt++ {
+		db.commitMu.Lock()
+		err = db.firstVersionLocked(t)
+		db.commitMu.Unlock()
+		if !errors.Is(err, errRetry) || attempt == maxCommitRetries {
+			break
+		}
+		if err = db.reloadMemory(); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// firstVersionLocked commits version 1 of t, with no rows, if t has no
+// version; one committed meanwhile (with rows, perhaps) is 40001. Callers
+// hold commitMu.
+func (db *DB) firstVersionLocked(t *TableDesc) error {
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	ts, ok := db.byID[t.ID]
+	if !ok {
+		return undefinedTable(t.Name)
+	}
+	if ts.head != 0 {
+		return pgerror.New(pgerror.SerializationFailure, "could not serialize access due to concurrent update").
+			WithDetail("Table %q got its first version from another transaction.", t.Name)
+	}
+	rec := versionRecord{Time: db.now().UnixNano(), Op: opWrite}
+	b := db.kv.NewBatch()
+	defer b.Close()
+	_ = b.Set(appendIDKey(nil, t.ID, tagVersion, 1), rec.appendBinary(nil), nil)
+	if err := db.commitBatch(b); err != nil {
+		return err
+	}
+	db.commitSeq++
+	ts.setHead(1, db.commitSeq, db.minOpenSeq())
+	return nil
+}
+
 // readVersion returns the version of t that txn reads.
 func (txn *Txn) readVersion(t *TableDesc) (uint64, error) {
 	if t.AsOf != 0 {
@@ -252,7 +304,7 @@ func (txn *Txn) Tag(t *TableDesc, name, ref string) (Ref, error) {
 	}
 	tag := Ref{Kind: RefTag, Name: name, Version: view.AsOf, Commit: view.Ref.commitID()}
 	if tag.Version == 0 {
-		v, err := txn.readVersion(view.Desc)
+		v, err := txn.namedVersion(view.Desc)
 		if err != nil {
 			return Ref{}, err
 		}
