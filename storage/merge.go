@@ -450,7 +450,7 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 	// made now.
 	fv := lf[len(lf)-1].Version
 	source := db.commitAt(from, fv)
-	if source == "" || db.refVersion(from, source) != fv {
+	if source == "" || db.writesBetween(from, db.refVersion(from, source), fv) {
 		if source, err = rt.commitVersion(from, "merge source", author, nil); err != nil {
 			return "", w.st, err
 		}
@@ -475,6 +475,27 @@ func (db *DB) refVersion(t *TableDesc, id string) uint64 {
 		return 0
 	}
 	return r.Version
+}
+
+// writesBetween reports whether a write committed a version of view t's
+// table in (lo, hi] (flushes and compactions change no row), or may have:
+// a version there is no longer retained.
+func (db *DB) writesBetween(t *TableDesc, lo, hi uint64) bool {
+	vs, err := db.tableVersions(t)
+	if err != nil {
+		return true
+	}
+	prev := lo
+	for _, v := range vs {
+		if v.Version <= lo || v.Version > hi {
+			continue
+		}
+		if v.Op == OpName(opWrite) || v.Parent != prev {
+			return true
+		}
+		prev = v.Version
+	}
+	return prev != hi
 }
 
 // refLabel names view t in a message: its branch, and its version when
