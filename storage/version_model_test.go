@@ -248,9 +248,6 @@ func runVersionModel(t *testing.T, seed uint64) {
 				} else if _, was := cur[k]; was {
 					continue
 				}
-				if slices.Contains(ins, k) && len(ins)%2 == 0 {
-					continue
-				}
 				next[k] = v
 				ins = append(ins, k, v)
 			}
@@ -267,6 +264,7 @@ func runVersionModel(t *testing.T, seed uint64) {
 			if err := txn.Commit(); err != nil {
 				t.Fatal(err)
 			}
+			what += fmt.Sprintf(" ins %v dels %v (ids %v)", ins, delRows, dels)
 			m.set(b, next)
 		case op < 45:
 			what = "commit " + b.name
