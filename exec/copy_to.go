@@ -50,6 +50,21 @@ type CopyTo struct {
 	// fixed-width parts, mem what it holds of the server's memory budget.
 	frame int64
 	mem   *MemAccount
+	// source is the source block of a tensor stream's first frame.
+	source []byte
+}
+
+// withScanTable returns query q (a plain scan, perhaps under a row-wise
+// projection: plainScan) reading table t instead.
+func withScanTable(q plan.Node, t *storage.TableDesc) plan.Node {
+	if p, ok := q.(*plan.Project); ok {
+		pp := *p
+		pp.Input = withScanTable(p.Input, t)
+		return &pp
+	}
+	s := *q.(*plan.Scan)
+	s.Table = t
+	return &s
 }
 
 // NewCopyTo builds the operators of n's query; the statement fails here,
@@ -88,13 +103,32 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 		if s == nil || env.Txn == nil {
 			return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's rows")
 		}
-		r, err := env.Txn.ResolveRef(s.Table, ref)
+		v, err := env.Txn.ResolveView(s.Table, ref)
 		if err != nil {
 			return nil, err
 		}
 		resolved := *n
-		resolved.Options.Tensor.Version, resolved.Options.Tensor.VersionRef = r.Version, ""
+		resolved.Options.Tensor.Version, resolved.Options.Tensor.VersionRef = v.AsOf, ""
+		if v.Desc.ID != s.Table.ID {
+			// A branch's view, or a version of one: the query reads it.
+			resolved.Query = withScanTable(n.Query, v.Desc)
+		}
 		n = &resolved
+	}
+	if n.Options.Format == plan.CopyTensor && env.Txn != nil {
+		// The first frame names the version the stream reads, with a
+		// commit (tensor-stream.md).
+		if s := plainScan(n.Query); s != nil {
+			user := env.User
+			if env.Role != "" {
+				user = env.Role
+			}
+			v, id, err := env.Txn.StreamSource(s.Table, n.Options.Tensor.Version, user)
+			if err != nil {
+				return nil, err
+			}
+			c.source = streamSource(v, id, s.Table.Branch)
+		}
 	}
 	c.n, c.opts = n, n.Options
 	scan := tensorGroupScan(env, n, offset > 0)

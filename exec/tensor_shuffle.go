@@ -440,6 +440,7 @@ func (ts *tensorStream) flush() error {
 // frame, and returns the number of rows written.
 func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	ts := newTensorStream(c.n.Columns(), c.opts.Tensor, w)
+	ts.frames.source = c.source
 	if c.rng != nil {
 		ts.rng = c.rng
 	}

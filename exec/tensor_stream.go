@@ -285,6 +285,24 @@ type tensorFrames struct {
 	// exact shuffle's fetched rows whose value was not fetched.
 	rowExtent func(v *types.Vec, i int) (storage.Extent, bool)
 	extentFill
+	// source is the source block the first frame carries (streamSource),
+	// nil once written or when there is none.
+	source []byte
+}
+
+// tensorFlagSource marks a header that ends with a source block.
+const tensorFlagSource = 1
+
+// streamSource returns the source block of a stream of version v of a
+// table (commit id and branch, "" when none): version u64, then the commit
+// id and the branch, each a u16 length and its bytes.
+func streamSource(v uint64, commit, branch string) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint64(nil, v)
+	b = le.AppendUint16(b, uint16(len(commit)))
+	b = append(b, commit...)
+	b = le.AppendUint16(b, uint16(len(branch)))
+	return append(b, branch...)
 }
 
 // A BuffersWriter writes the concatenation of bufs as one message (one
@@ -528,11 +546,16 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 	for _, c := range f.cols {
 		hl += 2 + len(c.name) + 4 + 4*len(c.dims) + 4*16
 	}
+	hflags := uint16(0)
+	if f.source != nil {
+		hl += len(f.source)
+		hflags |= tensorFlagSource
+	}
 	pos := alignUp(hl)
 	fr := f.frame[:0]
 	fr = append(fr, tensorMagic...)
 	fr = le.AppendUint16(fr, tensorVersion)
-	fr = le.AppendUint16(fr, 0)
+	fr = le.AppendUint16(fr, hflags)
 	fr = le.AppendUint32(fr, uint32(hl))
 	fr = le.AppendUint32(fr, uint32(len(f.cols)))
 	fr = le.AppendUint64(fr, batch)
@@ -566,6 +589,10 @@ func (f *tensorFrames) write(w io.Writer, batch uint64) error {
 			fr = le.AppendUint64(fr, uint64(off))
 			fr = le.AppendUint64(fr, uint64(n))
 		}
+	}
+	if f.source != nil {
+		fr = append(fr, f.source...)
+		f.source = nil
 	}
 	fr = appendZeros(fr, alignUp(len(fr))-len(fr))
 	var err error

@@ -204,13 +204,59 @@ func newHistory(env *Env, n *plan.History) (Operator, error) {
 		o.out = &types.Batch{}
 		return o, nil
 	}
-	commits, err := env.Txn.Log(n.Table)
-	if err != nil {
-		return nil, err
-	}
 	ts := make([]types.Type, len(n.Cols))
 	for i, c := range n.Cols {
 		ts[i] = c.Type
+	}
+	if n.Kind == plan.HistoryRefs {
+		refs, err := env.DB.Refs(n.Table)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(env.DB.Branches(n.Table)[:1], refs...) // main first
+		o.out = types.NewBatch(ts, len(refs))
+		kinds := map[storage.RefKind]string{storage.RefBranch: "branch", storage.RefTag: "tag", storage.RefCommit: "commit"}
+		for _, r := range refs {
+			c := o.out.Cols
+			c[0].AppendString(kinds[r.Kind])
+			c[1].AppendString(r.Name)
+			if r.Kind == storage.RefBranch {
+				// The branch it forked from.
+				if r.Name == storage.MainBranch {
+					c[2].AppendNull()
+				} else {
+					c[2].AppendString((&storage.Ref{Branch: r.Branch}).BranchName())
+				}
+			} else {
+				c[2].AppendString(r.BranchName())
+			}
+			if r.Version == 0 {
+				c[3].AppendNull()
+			} else {
+				c[3].AppendInt(int64(r.Version))
+			}
+			for j, s := range []string{r.Commit, r.Message, r.Author} {
+				if r.Kind == storage.RefCommit && j == 0 {
+					s = r.Name
+				}
+				if s == "" {
+					c[4+j].AppendNull()
+				} else {
+					c[4+j].AppendString(s)
+				}
+			}
+			if r.Time.IsZero() {
+				c[7].AppendNull()
+			} else {
+				c[7].AppendInt(types.TimestampOf(r.Time))
+			}
+		}
+		o.out.SetLen(len(refs))
+		return o, nil
+	}
+	commits, err := env.Txn.Log(n.Table)
+	if err != nil {
+		return nil, err
 	}
 	o.out = types.NewBatch(ts, len(commits))
 	for _, r := range commits {

@@ -71,10 +71,7 @@ func (e *explainer) node(n Node, depth int) {
 	case *Series:
 		add("Function Scan on generate_series")
 	case *History:
-		fn := "deeplake_log"
-		if n.Kind == HistoryDiff {
-			fn = "deeplake_diff"
-		}
+		fn := map[HistoryKind]string{HistoryLog: "deeplake_log", HistoryDiff: "deeplake_diff", HistoryRefs: "deeplake_refs"}[n.Kind]
 		add("Function Scan on " + fn)
 	case *Filter:
 		add("Filter")

@@ -88,6 +88,7 @@ type HistoryKind uint8
 const (
 	HistoryLog  HistoryKind = iota + 1 // deeplake_log: the commits a ref reaches
 	HistoryDiff                        // deeplake_diff: the rows two refs differ in
+	HistoryRefs                        // deeplake_refs: the branches, tags and commits
 )
 
 // History is deeplake_log(t [, ref]) or deeplake_diff(t, a, b) in FROM.

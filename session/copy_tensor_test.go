@@ -81,19 +81,30 @@ func copyIDs(t *testing.T, s *Session, q string) []int64 {
 	if err := s.ExecSimple(context.Background(), q, r); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	var ids []int64
-	for _, f := range r.frames {
-		le := binary.LittleEndian
-		rows := int(le.Uint32(f[24:]))
-		// One column: its values buffer's offset is the last-but-one u64
-		// of the descriptor, which ends the header.
-		hl := int(le.Uint32(f[8:]))
-		off := int(le.Uint64(f[hl-16:]))
-		for i := range rows {
-			ids = append(ids, int64(le.Uint64(f[off+8*i:])))
-		}
-	}
+	ids, _ := parseIDs(t, r.frames)
 	return ids
+}
+
+// parseIDs returns the first column (int8) of the frames and the source
+// of the first; no later frame may have one.
+func parseIDs(t *testing.T, frames [][]byte) ([]int64, *stream.Source) {
+	t.Helper()
+	var ids []int64
+	var src *stream.Source
+	var b stream.Batch
+	var buf []byte
+	for i, f := range frames {
+		if err := stream.ParseFrame(stream.AlignedCopy(&buf, f), &b); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			src = b.Source
+		} else if b.Source != nil {
+			t.Fatalf("frame %d has a source block", i)
+		}
+		ids = append(ids, b.Columns[0].Int64()...)
+	}
+	return ids, src
 }
 
 // TestCopyToTensorRowGroups streams a table of fragments and buffered
@@ -197,6 +208,27 @@ func TestCopyToTensorVersion(t *testing.T) {
 	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor, VERSION 'ten')"); !slices.Equal(ids, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
 		t.Errorf("VERSION 'ten': %v", ids)
 	}
+	// The first frame names what the stream read: a commit of it, made
+	// for the stream (the table moved on since the last), then reused.
+	r := &frameWriter{}
+	if err := s.ExecSimple(context.Background(), "COPY v TO STDOUT WITH (FORMAT tensor, BATCH_SIZE 5)", r); err != nil {
+		t.Fatal(err)
+	}
+	ids, src := parseIDs(t, r.frames)
+	if len(ids) != 12 || src == nil || len(src.Commit) != 12 || src.Branch != "" || src.Version == 0 {
+		t.Fatalf("stream of %d rows, source %+v", len(ids), src)
+	}
+	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor, VERSION '"+src.Commit+"')"); len(ids) != 12 {
+		t.Fatalf("VERSION of the stream's commit: %v", ids)
+	}
+	r = &frameWriter{}
+	mustRun(t, s, "SELECT deeplake_branch('v', 'dev')", "columns deeplake_branch:text; dev; SELECT 1")
+	if err := s.ExecSimple(context.Background(), "COPY (SELECT id FROM v WHERE id > 10) TO STDOUT WITH (FORMAT tensor, VERSION 'dev')", r); err != nil {
+		t.Fatal(err)
+	}
+	if ids, again := parseIDs(t, r.frames); len(ids) != 4 || again == nil || again.Branch != "dev" || again.Commit != src.Commit {
+		t.Fatalf("the branch's stream: %v, source %+v (the main's %+v)", ids, again, src)
+	}
 	for q, code := range map[string]pgerror.Code{
 		"COPY v TO STDOUT WITH (FORMAT tensor, VERSION 'no-such-tag')":            pgerror.UndefinedObject,
 		"COPY v TO STDOUT WITH (FORMAT tensor, VERSION 999)":                      pgerror.InvalidParameterValue,
@@ -267,7 +299,9 @@ func TestCopyToTensorExample(t *testing.T) {
 	le := binary.LittleEndian
 	imgDesc := 32 + 2 + 5 + 4 + 12
 	lblDesc := 32 + 87 + 2 + 5 + 4
-	if le.Uint32(f[8:]) != 194 || len(f) != 384 ||
+	// The header: 194 bytes, then the source block (version, commit id,
+	// no branch) of 8 + 2 + 12 + 2 bytes.
+	if le.Uint32(f[8:]) != 194+24 || len(f) != 384 || le.Uint16(f[6:]) != 1 ||
 		le.Uint64(f[imgDesc+48:]) != 256 || le.Uint64(f[imgDesc+56:]) != 24 ||
 		le.Uint64(f[lblDesc+48:]) != 320 || le.Uint64(f[lblDesc+56:]) != 8 {
 		t.Fatalf("header_len %d, %d bytes, image at %d (%d), label at %d (%d)", le.Uint32(f[8:]), len(f),
@@ -363,7 +397,48 @@ func copyFrames(t *testing.T, s *Session, q string) [][]byte {
 	if err := s.ExecSimple(context.Background(), q, r); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
+	for i, f := range r.frames {
+		r.frames[i] = withoutSource(t, f)
+	}
 	return r.frames
+}
+
+// withoutSource returns frame f without the source block of a stream's
+// first frame, laid out as the stream's other frames are, so that the
+// frames of streams that start at different batches compare.
+func withoutSource(t *testing.T, f []byte) []byte {
+	le := binary.LittleEndian
+	if le.Uint16(f[6:])&1 == 0 {
+		return f
+	}
+	hl := int(le.Uint32(f[8:]))
+	// The descriptors' end: walk them.
+	p := 32
+	var offs []int
+	for range le.Uint32(f[12:]) {
+		p += 2 + int(le.Uint16(f[p:]))
+		ndim := int(f[p+2])
+		p += 4 + 4*ndim
+		for k := range 4 {
+			offs = append(offs, p+16*k)
+		}
+		p += 64
+	}
+	align := func(n int) int { return (n + 63) &^ 63 }
+	shift := align(hl) - align(p)
+	out := append([]byte(nil), f[:p]...)
+	le.PutUint16(out[6:], 0)
+	le.PutUint32(out[8:], uint32(p))
+	for _, o := range offs {
+		if off := le.Uint64(out[o:]); off != 0 {
+			le.PutUint64(out[o:], off-uint64(shift))
+		}
+	}
+	out = append(out, make([]byte, align(p)-p)...)
+	if len(f) < align(hl) {
+		t.Fatalf("frame of %d bytes, header %d", len(f), hl)
+	}
+	return append(out, f[align(hl):]...)
 }
 
 // TestCopyToTensorShuffledStartBatch resumes buffer-shuffled streams at

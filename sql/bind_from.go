@@ -245,8 +245,11 @@ func constArgs(cat Catalog, f *FuncCall, q queryCtx) ([]string, error) {
 func bindHistory(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
 	f := ref.Func
 	lo, hi := 1, 2
-	if f.Name == "deeplake_diff" {
+	switch f.Name {
+	case "deeplake_diff":
 		lo, hi = 3, 3
+	case "deeplake_refs":
+		hi = 1
 	}
 	if len(f.Args) < lo || len(f.Args) > hi {
 		return nil, nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s with %d arguments does not exist", f.Name, len(f.Args))
@@ -281,6 +284,15 @@ func bindHistory(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, err
 		}
 		if hasRowID(n.Table) {
 			n.Cols = append(n.Cols, plan.Column{Name: storage.RowIDName, Type: types.TypInt8, Ordinal: -1})
+		}
+	} else if f.Name == "deeplake_refs" {
+		n.Kind = plan.HistoryRefs
+		for _, c := range []struct {
+			name string
+			typ  types.Type
+		}{{"kind", types.TypText}, {"name", types.TypText}, {"branch", types.TypText}, {"version", types.TypInt8},
+			{"commit", types.TypText}, {"message", types.TypText}, {"author", types.TypText}, {"time", types.Type{Kind: types.TimestampTZ}}} {
+			n.Cols = append(n.Cols, plan.Column{Name: c.name, Type: c.typ, Ordinal: -1})
 		}
 	} else {
 		for _, c := range []struct {
@@ -769,7 +781,7 @@ func bindTableFunc(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, e
 	switch f.Name {
 	case "deeplake_at":
 		return bindAt(cat, ref, q)
-	case "deeplake_log", "deeplake_diff":
+	case "deeplake_log", "deeplake_diff", "deeplake_refs":
 		return bindHistory(cat, ref, q)
 	}
 	if f.Name != "generate_series" {

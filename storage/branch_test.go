@@ -2,7 +2,11 @@ package storage
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -305,5 +309,87 @@ func TestDiffViews(t *testing.T) {
 	diffOf(t, db, &old, tbl)
 	if n := st.ChunksRead.Load() - before; n != 0 || full == 0 {
 		t.Fatalf("the diff read %d chunks (a scan %d)", n, full)
+	}
+}
+
+// TestBranchesCopyNothing: ten branches of a table add no object and a
+// few hundred bytes of catalog keys; writing to a branch writes objects
+// of the branch only, sized by what was written.
+func TestBranchesCopyNothing(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	for i := 0; i < 20000; i += 5000 {
+		insert(t, db, tbl, wideRows(tbl, i, 5000))
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	objects := func() (n int, bytes int64, prefixes map[string]int64) {
+		prefixes = map[string]int64{}
+		err := filepath.Walk(filepath.Join(dir, "objects"), func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join(dir, "objects"), p)
+			parts := strings.SplitN(rel, string(filepath.Separator), 3)
+			prefixes[parts[0]+"/"+parts[1]] += fi.Size()
+			n++
+			bytes += fi.Size()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, bytes, prefixes
+	}
+	catalog := func() (n int64) {
+		it, err := db.kv.NewIter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			n += int64(len(it.Key()) + len(it.Value()))
+		}
+		return n
+	}
+	n0, b0, _ := objects()
+	c0 := catalog()
+	txn := db.Begin()
+	for i := range 10 {
+		if _, err := txn.CreateBranch(tbl, fmt.Sprintf("b%d", i), "", "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn.Rollback()
+	n1, b1, _ := objects()
+	c1 := catalog()
+	t.Logf("table: %d objects, %d bytes; 10 branches: %d objects, %d bytes; catalog +%d bytes", n0, b0, n1-n0, b1-b0, c1-c0)
+	if n1 != n0 || b1 != b0 || c1-c0 > 10*512 {
+		t.Fatalf("10 branches of a %d-byte table added %d objects, %d bytes, and %d catalog bytes", b0, n1-n0, b1-b0, c1-c0)
+	}
+	// Writing to a branch: its own rows and markers, its own objects.
+	b3, _ := db.postgres().Branch(tbl, "b3")
+	insert(t, db, b3, wideRows(b3, 100000, 100))
+	_, ids := scanNow(t, db, b3, []int{0})
+	deleteRows(t, db, b3, ids[:50])
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, b2, prefixes := objects()
+	own := prefixes["tables/"+fmt.Sprint(b3.ID)]
+	if b2-b1 != own || own == 0 || own > b0/50 {
+		t.Fatalf("writing 100 rows to a branch of a %d-byte table added %d bytes (%d of the branch's): %v", b0, b2-b1, own, prefixes)
+	}
+	if got := len(viewKeys(t, db, tbl, 0)); got != 20000 {
+		t.Fatalf("main reads %d rows", got)
+	}
+	if got := len(viewKeys(t, db, b3, 0)); got != 20050 {
+		t.Fatalf("the branch reads %d rows", got)
 	}
 }

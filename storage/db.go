@@ -120,9 +120,11 @@ type DB struct {
 	// (branch.go); their tables are in byID too.
 	branches map[uint64]map[string]*branchState
 	// forks caches the primary keys of branches' base views (branchpk.go).
-	forks   forkCache
-	dbs     map[string]*DatabaseDesc
-	dbByOID map[uint32]*DatabaseDesc
+	forks forkCache
+	// streamMu serializes the commits streams make (StreamSource).
+	streamMu sync.Mutex
+	dbs      map[string]*DatabaseDesc
+	dbByOID  map[uint32]*DatabaseDesc
 
 	// commitMu serializes commits (and snapshot creation, so that a
 	// snapshot and commitSeq agree). It guards commitSeq, openTxns and the

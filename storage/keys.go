@@ -24,12 +24,12 @@ import (
 //	m/dropped/<table id BE8>         a dropped table whose objects are still to delete → its name
 //	t<table id BE8>d<row id BE8>     deletion marker → deleting version (uvarint)
 //	t<table id BE8>f<frag id BE8>    fragment descriptor
-//	t<table id BE8>k<key bytes>      primary key entry → row id BE8
+//	t<table id BE8>k<key bytes>      primary key entry → row id BE8 (a branch's: empty for a key it deleted)
 //	t<table id BE8>r<row id BE8>     buffered row: committing version (uvarint), row encoding
 //	t<table id BE8>v<version BE8>    version record
 //	t<table id BE8>x<frag id BE8>    fragment removed by compaction, awaiting VACUUM
 //	t<table id BE8>i<index id BE8>   saved hnsw graph: object key, covered fragments
-//	t<table id BE8>n<kind><name>     named version: a commit or a tag (refs.go)
+//	t<table id BE8>n<kind><name>     named version: a commit, a tag or a branch (refs.go, branch.go)
 //	l/seq, l/node, l/checkpoint      log position, node name, last checkpoint (replog.go)
 //	l/out/<seq BE8>                  a log entry not yet uploaded
 //

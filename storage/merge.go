@@ -490,7 +490,7 @@ func (db *DB) writesBetween(t *TableDesc, lo, hi uint64) bool {
 		if v.Version <= lo || v.Version > hi {
 			continue
 		}
-		if v.Op == OpName(opWrite) || v.Parent != prev {
+		if v.Op == OpName(opWrite) && (v.Added != 0 || v.Deleted != 0) || v.Parent != prev {
 			return true
 		}
 		prev = v.Version

@@ -240,8 +240,8 @@ func (txn *Txn) namedVersion(t *TableDesc) (uint64, error) {
 }
 
 // firstVersionLocked commits version 1 of t, with no rows, if t has no
-// version; one committed meanwhile (with rows, perhaps) is 40001. Callers
-// hold commitMu.
+// version. A version 1 with no rows (made so, for another name) will do
+// as well; one with rows is 40001. Callers hold commitMu.
 func (db *DB) firstVersionLocked(t *TableDesc) error {
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
@@ -250,6 +250,15 @@ func (db *DB) firstVersionLocked(t *TableDesc) error {
 		return undefinedTable(t.Name)
 	}
 	if ts.head != 0 {
+		var rec versionRecord
+		v, closer, err := db.kv.Get(appendIDKey(nil, t.ID, tagVersion, 1))
+		if err == nil {
+			rec, err = decodeVersionRecord(v)
+			closer.Close()
+		}
+		if err == nil && rec.Op == opWrite && rec.Added == 0 && rec.Deleted == 0 && !rec.Manifest {
+			return nil
+		}
 		return pgerror.New(pgerror.SerializationFailure, "could not serialize access due to concurrent update").
 			WithDetail("Table %q got its first version from another transaction.", t.Name)
 	}
@@ -576,4 +585,42 @@ func (db *DB) namedVersions(r pebble.Reader, t *TableDesc) (map[uint64]bool, err
 		}
 	}
 	return named, it.Error()
+}
+
+// StreamSource returns the version of view t a stream reads (asOf, or
+// the version txn reads) and the commit naming it: the latest commit of
+// t's table if no write came after it, else one made now, by author, so
+// that the stream can be read again (VERSION 'id') after the table moves
+// on.
+func (txn *Txn) StreamSource(t *TableDesc, asOf uint64, author string) (uint64, string, error) {
+	if asOf != 0 {
+		d := *t
+		d.AsOf = asOf
+		t = &d
+	}
+	if txn.wrote(t) {
+		// Its own writes are no version: the stream reads them, unnamed.
+		v, err := txn.readVersion(t)
+		return v, "", err
+	}
+	v, err := txn.namedVersion(t)
+	if err != nil {
+		return 0, "", err
+	}
+	db := txn.db
+	// The shards of one epoch start together: one of them commits.
+	db.streamMu.Lock()
+	defer db.streamMu.Unlock()
+	// The branch's latest commit, or the one it forked from.
+	c, lo := db.commitAt(t, v), uint64(0)
+	if c != "" {
+		lo = db.refVersion(t, c)
+	} else {
+		c = db.parentCommit(t, v)
+	}
+	if c != "" && !db.writesBetween(t, lo, v) {
+		return v, c, nil
+	}
+	id, err := txn.CommitVersion(t, "read by a tensor stream", author)
+	return v, id, err
 }

@@ -110,6 +110,18 @@ type Batch struct {
 	// Rows is the number of rows in the batch.
 	Rows    int
 	Columns []Column
+	// Source is set in the stream's first frame: the table version it
+	// reads (nil in later frames, and for a query of several tables).
+	Source *Source
+}
+
+// Source is what a stream of a table reads: the table's version, the
+// commit naming it (VERSION 'id' reads it again) and its branch ("" for
+// main).
+type Source struct {
+	Version uint64
+	Commit  string
+	Branch  string
 }
 
 // Column returns the column named name, or nil.
@@ -168,7 +180,40 @@ func ParseFrame(frame []byte, b *Batch) error {
 			return fmt.Errorf("stream: column %d: %w", i, err)
 		}
 	}
+	b.Source = nil
+	if binary.LittleEndian.Uint16(frame[6:])&flagSource != 0 {
+		src, err := parseSource(hdr[p:])
+		if err != nil {
+			return err
+		}
+		b.Source = src
+	}
 	return nil
+}
+
+// flagSource marks a header that ends with a source block.
+const flagSource = 1
+
+// parseSource parses a header's source block: version u64, then the
+// commit id and the branch, each a u16 length and its bytes.
+func parseSource(h []byte) (*Source, error) {
+	if len(h) < 10 {
+		return nil, errShortHeader
+	}
+	src := &Source{Version: binary.LittleEndian.Uint64(h)}
+	h = h[8:]
+	for _, dst := range []*string{&src.Commit, &src.Branch} {
+		if len(h) < 2 {
+			return nil, errShortHeader
+		}
+		n := int(binary.LittleEndian.Uint16(h))
+		if len(h) < 2+n {
+			return nil, errShortHeader
+		}
+		*dst = string(h[2 : 2+n])
+		h = h[2+n:]
+	}
+	return src, nil
 }
 
 func parseColumn(frame, hdr []byte, p, rows int, c *Column) (int, error) {

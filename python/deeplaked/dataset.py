@@ -21,19 +21,160 @@ ROWID = "_rowid"
 
 
 class Table:
-    """A table of a Database (db.open_table(name))."""
+    """A table of a Database (db.open_table(name)), with version control in
+    Deep Lake's words (docs/versioning.md): commit, checkout, log, diff,
+    merge, tag, reset, branches, tags. Each is a thin call of the SQL
+    functions. The table is read at its ref: main (the table itself)
+    until checkout."""
 
     def __init__(self, db, name):
         self.db = db
-        self.name = name
+        self.table = name
+        # ref is what checkout named: a branch (written as well as read),
+        # or a commit, tag, version or time (read-only); None for the
+        # session's branch of the table.
+        self.ref = None
+
+    @property
+    def name(self):
+        """The name queries read the table by: "table@ref" after a
+        checkout."""
+        if self.ref is None:
+            return self.table
+        return '"%s@%s"' % (self.table.strip('"').replace('"', '""'), self.ref.replace('"', '""'))
 
     def __len__(self):
         return self.db.execute("SELECT count(*) FROM %s" % self.name)[0][0]
 
+    def _one(self, sql, *args):
+        return self.db.execute(sql, (self.table.strip('"'),) + args)[0][0]
+
+    def _rows(self, sql, *args):
+        rows = self.db.execute(sql, (self.table.strip('"'),) + args)
+        return rows or []
+
+    @property
+    def branch(self):
+        """The branch a checkout named, else the session's of the table."""
+        if self.ref is not None and self.ref in self.branches:
+            return self.ref
+        if self.ref is None:
+            return self._session_branch() or "main"
+        return None
+
+    def _session_branch(self):
+        setting = self.db.execute("SELECT current_setting('deeplake.branch')")[0][0]
+        bare = None
+        for e in (x.strip() for x in setting.split(",")):
+            t, sep, b = e.partition(":")
+            if sep and t == self.table.strip('"'):
+                return b
+            if not sep:
+                bare = e
+        return bare
+
+    def _here(self):
+        """The ref functions write to: the checked-out branch, or the
+        session's (None)."""
+        return self.ref
+
+    def commit(self, message=""):
+        """Name the version the table is at (of its branch) with a commit;
+        returns the commit id."""
+        return self._one("SELECT deeplake_commit(%s, %s)" if self.ref is None else
+                         "SELECT deeplake_commit(%%s || '@' || %s, %%s)" % _lit(self.ref), message)
+
+    def checkout(self, ref, create=False):
+        """Read (and, for a branch, write) the table at ref from now on:
+        a branch, a commit id, a tag, a version number or a time. With
+        create, make branch ref first, from the version read now. A branch
+        checked out is also the session's branch of the table (SET
+        deeplake.branch), so that SQL on db writes it. Returns self."""
+        if create:
+            if self.ref is None:
+                self._one("SELECT deeplake_branch(%s, %s)", ref)
+            else:
+                self._one("SELECT deeplake_branch(%s, %s, %s)", ref, self.ref)
+        self.db.execute("SELECT 1 FROM deeplake_at(%s, %s) LIMIT 0" % (_lit(self.table.strip('"')), _lit(ref)))
+        self.ref = None if ref == "main" else ref
+        if ref in self.branches:
+            self._set_session_branch(ref)
+        return self
+
+    def _set_session_branch(self, ref):
+        t = self.table.strip('"')
+        setting = self.db.execute("SELECT current_setting('deeplake.branch')")[0][0]
+        entries = [e.strip() for e in setting.split(",") if e.strip() and e.strip().partition(":")[0] != t
+                   and e.strip() != "main"]
+        if ref != "main":
+            entries.append("%s:%s" % (t, ref))
+        self.db.execute("SELECT set_config('deeplake.branch', %s, false)", (", ".join(entries) or "main",))
+
+    def log(self, ref=None):
+        """The commits the table's ref (or ref) reaches, newest first, as
+        dicts: id, parent, merged, branch, message, author, time, added,
+        deleted."""
+        # NB: the arguments of deeplake_log, deeplake_diff and deeplake_refs
+        # are literals: they decide the function's columns when it is bound.
+        ref = ref if ref is not None else self.ref
+        cols = ("id", "parent", "merged", "branch", "message", "author", "time", "added", "deleted")
+        args = [_lit(self.table.strip('"'))] + ([] if ref is None else [_lit(ref)])
+        rows = self.db.execute("SELECT %s FROM deeplake_log(%s)" % (", ".join(cols), ", ".join(args)))
+        return [dict(zip(cols, r)) for r in rows or []]
+
+    def diff(self, a, b=None):
+        """The rows that differ from ref a to ref b (the table's ref when
+        None), as (change, row dict) pairs: change is 'added', 'deleted'
+        or 'updated'."""
+        b = b if b is not None else (self.ref or self.branch or "main")
+        with self.db.conn.cursor() as cur:
+            cur.execute("SELECT * FROM deeplake_diff(%s, %s, %s)" % (_lit(self.table.strip('"')), _lit(a), _lit(b)))
+            names = [d.name for d in cur.description]
+            return [(r[0], dict(zip(names[1:], r[1:]))) for r in cur.fetchall()]
+
+    def merge(self, ref, strategy=None):
+        """Merge ref's changes into the checked-out branch (the session's
+        when none is): a merge commit, whose id it returns. A conflict
+        raises (SQLSTATE 40001) unless strategy is 'ours' or 'theirs'."""
+        return self._one("SELECT deeplake_merge(%s, %s, %s, %s)", ref, self.ref, strategy)
+
+    def reset(self, ref):
+        """Move the checked-out branch back to ref, as a new commit
+        (history is kept); returns its id."""
+        if self.ref is None:
+            return self._one("SELECT deeplake_reset(%s, %s)", ref)
+        return self._one("SELECT deeplake_reset(%%s || '@' || %s, %%s)" % _lit(self.ref), ref)
+
+    def tag(self, name, ref=None):
+        """Tag ref (the version the table is at when None) as name."""
+        ref = ref if ref is not None else self.ref
+        if ref is None:
+            return self._one("SELECT deeplake_tag(%s, %s)", name)
+        return self._one("SELECT deeplake_tag(%s, %s, %s)", name, ref)
+
+    def _refs(self, kind):
+        rows = self.db.execute("SELECT name FROM deeplake_refs(%s) WHERE kind = %%s ORDER BY name" % _lit(self.table.strip('"')), (kind,))
+        return [r[0] for r in rows or []]
+
+    @property
+    def branches(self):
+        """The table's branches, by name (main among them)."""
+        return self._refs("branch")
+
+    @property
+    def tags(self):
+        """The table's tags, by name."""
+        return self._refs("tag")
+
+    def dataloader(self):
+        """A loader streaming the table at its ref."""
+        from .loader import DataLoader
+        return DataLoader(self.db, self.name)
+
     def primary_key(self):
         """The primary key's columns, in order, or [] when the table has none
         (or the catalog cannot say)."""
-        schema, _, table = self.name.rpartition(".")
+        schema, _, table = self.table.rpartition(".")
         rows = self.db.execute(
             "SELECT a.attname FROM pg_index i "
             "JOIN pg_class c ON c.oid = i.indrelid "
@@ -59,6 +200,11 @@ class Table:
         return TableDataset(self.db.conninfo, self.name, columns=columns, order_by=order_by,
                             block_size=block_size, cache_blocks=cache_blocks, transform=transform,
                             connect_kwargs=self.db.connect_kwargs, snapshot=snapshot)
+
+
+def _lit(s):
+    """s as an SQL string literal."""
+    return "'%s'" % str(s).replace("'", "''")
 
 
 class TableDataset(_Base):

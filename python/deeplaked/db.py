@@ -44,10 +44,15 @@ class Database:
         from .loader import DataLoader
         return DataLoader(self, source)
 
-    def open_table(self, name):
-        """A table, whose .pytorch() is a map-style dataset."""
+    def open_table(self, name, version=None):
+        """A table, whose .pytorch() is a map-style dataset; with version
+        (a commit id, tag, branch, version number or time), that version
+        of it (see Table.checkout)."""
         from .dataset import Table
-        return Table(self, name)
+        t = Table(self, name)
+        if version is not None:
+            t.checkout(version)
+        return t
 
     def close(self):
         self.conn.close()

@@ -79,11 +79,47 @@ class Column:
         return out
 
 
+class Source:
+    """What a stream of a table reads, from its first frame: the table's
+    version, the commit naming it (VERSION '<commit>' reads it again) and
+    its branch ("" for main)."""
+
+    __slots__ = ("version", "commit", "branch")
+
+    def __init__(self, version, commit, branch):
+        self.version, self.commit, self.branch = version, commit, branch
+
+    def __repr__(self):
+        return "Source(version=%d, commit=%r, branch=%r)" % (self.version, self.commit, self.branch)
+
+
+# The header's flag of a source block after the column descriptors.
+FLAG_SOURCE = 1
+
+
+def _source(mv, p, hlen):
+    if p + 10 > hlen:
+        raise FrameError("header ends inside the source block")
+    (version,) = struct.unpack_from("<Q", mv, p)
+    p += 8
+    out = []
+    for _ in range(2):
+        if p + 2 > hlen:
+            raise FrameError("header ends inside the source block")
+        (n,) = struct.unpack_from("<H", mv, p)
+        if p + 2 + n > hlen:
+            raise FrameError("header ends inside the source block")
+        out.append(bytes(mv[p + 2:p + 2 + n]).decode("utf-8"))
+        p += 2 + n
+    return Source(version, out[0], out[1])
+
+
 class Frame:
     """A parsed frame: batch_index, rows and columns (name → Column, in the
-    frame's order)."""
+    frame's order); source (a Source) in a stream's first frame, else
+    None."""
 
-    __slots__ = ("batch_index", "rows", "columns", "buffer")
+    __slots__ = ("batch_index", "rows", "columns", "buffer", "source")
 
     def to_numpy(self):
         return {name: c.to_numpy() for name, c in self.columns.items()}
@@ -125,19 +161,24 @@ def parse_aligned(buf):
     # The frames of a stream of fixed-width columns have one header but for
     # the batch index (bytes 16 to 24), so their checked layout is kept.
     key = (n, bytes(mv[:16]), bytes(mv[24:hlen]))
-    layouts = _layouts.get(key)
-    if layouts is None:
+    cached = _layouts.get(key)
+    if cached is None:
         layouts = []
         p = _HEADER.size
         for _ in range(ncols):
             lay, p = _column_layout(mv, hlen, p, rows, n)
             layouts.append(lay)
+        cached = (layouts, p)
         if all(lay[1] == FIXED for lay in layouts):
             if len(_layouts) >= _MAX_LAYOUTS:
                 _layouts.clear()
-            _layouts[key] = layouts
+            _layouts[key] = cached
+    layouts, end = cached
     frame = Frame()
     frame.batch_index, frame.rows, frame.buffer = index, rows, buf
+    frame.source = None
+    if struct.unpack_from("<H", mv, 6)[0] & FLAG_SOURCE:
+        frame.source = _source(mv, end, hlen)
     frame.columns = cols = {}
     for lay in layouts:
         c = _column(buf, lay, rows)

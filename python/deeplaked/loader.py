@@ -33,7 +33,8 @@ def is_query(source):
 
 
 def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=None,
-             shard=None, drop_last=False, start_batch=None, epoch=None, shared_memory=None):
+             shard=None, drop_last=False, start_batch=None, epoch=None, shared_memory=None,
+             version=None):
     """The COPY statement that streams source (a table name or a query).
     shared_memory True or an area size in bytes asks for SHARED_MEMORY
     (read the statement with stream_frames(..., shared_memory=True))."""
@@ -62,6 +63,8 @@ def copy_sql(source, batch_size=None, shuffle=False, seed=None, shuffle_buffer=N
         opts.append("START_BATCH %d" % int(start_batch))
     if epoch:
         opts.append("EPOCH '%s'" % str(epoch).replace("'", "''"))
+    if version is not None:
+        opts.append("VERSION '%s'" % str(version).replace("'", "''"))
     if shared_memory is True:
         opts.append("SHARED_MEMORY true")
     elif shared_memory:
@@ -179,6 +182,10 @@ class DataLoader(_Base):
         self._start_batch = None
         self._validity = False
         self._snapshot = None
+        self._version = None
+        # source is the Source of the last stream this loader read (its
+        # first frame's): the version, commit id and branch it read.
+        self.source = None
         self._shared_memory = True
         self._mode = "numpy"
         self._device = None
@@ -239,6 +246,21 @@ class DataLoader(_Base):
         (Database.export_snapshot(); SET TRANSACTION SNAPSHOT), while its
         exporter's transaction is open."""
         return self._with(snapshot=str(snapshot_id))
+
+    def version(self, ref):
+        """Read the version ref names: a commit id, a tag, a branch, a
+        version number or a time (VERSION in docs/tensor-stream.md)."""
+        c = self._with(version=str(ref))
+        c.source = None
+        return c
+
+    @property
+    def commit_id(self):
+        """The id of the commit the loader's last stream read (known from
+        its first batch on): log it, and .version(commit_id) reads the
+        same rows again, whatever the table became since. None before the
+        first batch, and for a query of several tables."""
+        return self.source.commit if self.source is not None and self.source.commit else None
 
     def shared_memory(self, flag_or_bytes=True):
         """Whether to ask for SHARED_MEMORY where the connection allows it
@@ -393,7 +415,7 @@ class DataLoader(_Base):
                         seed=seed, shuffle_buffer=self._shuffle_buffer,
                         shard=shard, drop_last=self._drop_last,
                         start_batch=self._start_batch, epoch=self._epoch_key(seed, shard),
-                        shared_memory=shared_memory)
+                        shared_memory=shared_memory, version=self._version)
 
     def frames(self):
         """Yield the parsed frames (deeplaked.frame.Frame) of one epoch."""
@@ -405,7 +427,10 @@ class DataLoader(_Base):
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 conn.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(self._snapshot)))
             shm = self._shared_memory if rawcopy.usable(conn) and rawcopy.unix_socket(conn) else False
-            yield from stream_frames(conn, self.sql(shared_memory=shm), shared_memory=bool(shm))
+            for frame in stream_frames(conn, self.sql(shared_memory=shm), shared_memory=bool(shm)):
+                if frame.source is not None:
+                    self.source = frame.source
+                yield frame
         finally:
             conn.close()  # ends the snapshot's transaction, if any
 
