@@ -263,7 +263,7 @@ func newHistory(env *Env, n *plan.History) (Operator, error) {
 		c := o.out.Cols
 		c[0].AppendString(r.Name)
 		for j := range 2 {
-			if j < len(r.Parents) {
+			if j < len(r.Parents) && r.Parents[j] != "" {
 				c[1+j].AppendString(r.Parents[j])
 			} else {
 				c[1+j].AppendNull()

@@ -119,14 +119,16 @@ func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *stri
 		ref.Table, ref.Branch = t.ID, t.Branch
 	}
 	p := txn.db.parentCommit(t, v)
-	if p != "" {
-		ref.Parents = append(ref.Parents, p)
+	switch {
+	case merged != nil:
+		// A merge: its first parent may be none, its second is the
+		// commit merged in.
+		ref.Parents = []string{p, *merged}
+	case p != "":
+		ref.Parents = []string{p}
 	}
 	if ref.Added, ref.Deleted, err = txn.db.changesSince(t, p, v); err != nil {
 		return "", err
-	}
-	if merged != nil && *merged != "" {
-		ref.Parents = append(ref.Parents, *merged)
 	}
 	if err := txn.db.putRef(t, &ref, false); err != nil {
 		return "", err
