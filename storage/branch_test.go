@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/types"
@@ -391,5 +393,118 @@ func TestBranchesCopyNothing(t *testing.T) {
 	}
 	if got := len(viewKeys(t, db, b3, 0)); got != 20050 {
 		t.Fatalf("the branch reads %d rows", got)
+	}
+	// Dropping the branch deletes its objects, and only its.
+	if _, err := db.DropBranch(tbl, "b3", false); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		db.Vacuum(context.Background(), "")
+		_, b4, prefixes := objects()
+		return prefixes["tables/"+fmt.Sprint(b3.ID)] == 0 && b4 <= b1
+	})
+	if got := len(viewKeys(t, db, tbl, 0)); got != 20000 {
+		t.Fatalf("main reads %d rows after the branch was dropped", got)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 200 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 2s")
+}
+
+// TestBranchesAcrossServers: two servers of one location see each other's
+// branches, commits and merges; writers on different branches, one on
+// each server, commit concurrently without a conflict, and two deleting
+// one row of one branch conflict as on any table.
+func TestBranchesAcrossServers(t *testing.T) {
+	a, b := twoServers(t)
+	ta := tableOf(t, a, "w")
+	insert(t, a, ta, wideRows(ta, 0, 100))
+	txn := a.Begin()
+	if _, err := txn.CreateBranch(ta, "dev", "", "a"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Rollback()
+	refresh(t, b)
+	tb := tableOf(t, b, "w")
+	devB, err := b.postgres().Branch(tb, "dev")
+	if err != nil {
+		t.Fatalf("server b does not see the branch: %v", err)
+	}
+	devA, _ := a.postgres().Branch(ta, "dev")
+	// Concurrent writers: a on main, b on dev, both deleting row 5 of
+	// the base and inserting.
+	_, ids := scanNow(t, a, ta, []int{0})
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		wg.Go(func() {
+			txn := a.Begin()
+			if i == 0 {
+				txn.Delete(ta, ids[5:6])
+			}
+			txn.Insert(ta, wideRows(ta, 1000+i, 1))
+			errs <- txn.Commit()
+		})
+		wg.Go(func() {
+			txn := b.Begin()
+			if i == 0 {
+				txn.Delete(devB, ids[5:6])
+			}
+			txn.Insert(devB, wideRows(devB, 2000+i, 1))
+			errs <- txn.Commit()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("writers of two branches conflicted: %v", err)
+		}
+	}
+	refresh(t, a, b)
+	for _, db := range []*DB{a, b} {
+		tbl := tableOf(t, db, "w")
+		dev, _ := db.postgres().Branch(tbl, "dev")
+		if got := len(viewKeys(t, db, tbl, 0)); got != 119 {
+			t.Fatalf("main has %d rows", got)
+		}
+		if got := len(viewKeys(t, db, dev, 0)); got != 119 {
+			t.Fatalf("dev has %d rows", got)
+		}
+	}
+	// One branch, two servers, one row: the second deleter fails.
+	t1, t2 := a.Begin(), b.Begin()
+	if err := t1.Delete(devA, ids[6:7]); err != nil {
+		t.Fatal(err)
+	}
+	if err := t2.Delete(devB, ids[6:7]); err != nil {
+		t.Fatal(err)
+	}
+	if err := t1.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, t2.Commit(), pgerror.SerializationFailure)
+	// A merge on b, seen by a.
+	id, _, err := b.Merge(tb, devB, MergeFail, "b", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, a)
+	txn = a.Begin()
+	r, err := txn.ResolveRef(ta, id)
+	txn.Rollback()
+	if err != nil || len(r.Parents) != 2 {
+		t.Fatalf("server a resolves the merge commit as %+v, %v", r, err)
+	}
+	if got := viewKeys(t, a, ta, 0); len(got) != 138 || slices.Contains(got, 5) || slices.Contains(got, 6) {
+		t.Fatalf("main after the merge: %d rows", len(got))
 	}
 }
