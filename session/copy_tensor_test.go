@@ -221,6 +221,13 @@ func TestCopyToTensorVersion(t *testing.T) {
 	if ids := copyIDs(t, s, "COPY v TO STDOUT WITH (FORMAT tensor, VERSION '"+src.Commit+"')"); len(ids) != 12 {
 		t.Fatalf("VERSION of the stream's commit: %v", ids)
 	}
+	// A version named in the query: "v@ref" and deeplake_at stream too.
+	if ids := copyIDs(t, s, `COPY (SELECT * FROM "v@ten" WHERE id > 4) TO STDOUT WITH (FORMAT tensor)`); !slices.Equal(ids, []int64{5, 6, 7, 8, 9}) {
+		t.Errorf(`"v@ten": %v`, ids)
+	}
+	if ids := copyIDs(t, s, `COPY (SELECT id FROM deeplake_at('v', 'ten')) TO STDOUT WITH (FORMAT tensor, SHUFFLE true, SEED 3)`); len(ids) != 10 {
+		t.Errorf(`deeplake_at('v', 'ten'), shuffled: %v`, ids)
+	}
 	r = &frameWriter{}
 	mustRun(t, s, "SELECT deeplake_branch('v', 'dev')", "columns deeplake_branch:text; dev; SELECT 1")
 	if err := s.ExecSimple(context.Background(), "COPY (SELECT id FROM v WHERE id > 10) TO STDOUT WITH (FORMAT tensor, VERSION 'dev')", r); err != nil {
