@@ -124,6 +124,11 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 				user = env.Role
 			}
 			v, id, err := env.Txn.StreamSource(s.Table, n.Options.Tensor.Version, user)
+			if pgerror.GetCode(err) == pgerror.SerializationFailure {
+				// The commit lost to other servers' catalog changes: the
+				// stream goes on, naming its version without a commit.
+				id, err = "", nil
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -211,6 +211,12 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return scanTable(t, alias)
+}
+
+// scanTable returns the scan of every column of t (and _rowid) named
+// alias.
+func scanTable(t *storage.TableDesc, alias string) (plan.Node, *scope, error) {
 	cols := make([]int, len(t.Columns), len(t.Columns)+1)
 	for i := range cols {
 		cols[i] = i
@@ -338,14 +344,7 @@ func bindAt(cat Catalog, ref *TableRef, q queryCtx) (plan.Node, *scope, error) {
 	if alias == "" {
 		alias = "deeplake_at"
 	}
-	cols := make([]int, len(t.Columns), len(t.Columns)+1)
-	for i := range cols {
-		cols[i] = i
-	}
-	if hasRowID(t) {
-		cols = append(cols, storage.RowIDColumn(t))
-	}
-	return &plan.Scan{Table: t, Cols: cols}, tableScope(t, alias, true), nil
+	return scanTable(t, alias)
 }
 
 // bindJoin binds Left JOIN Right. A right join becomes a left join with the

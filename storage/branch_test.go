@@ -30,6 +30,29 @@ func viewKeys(t testing.TB, db *DB, tbl *TableDesc, asOf uint64) []int64 {
 	return out
 }
 
+// deleteKeys deletes the rows of view tbl whose id column holds keys, in
+// one transaction.
+func deleteKeys(t testing.TB, db *DB, tbl *TableDesc, keys ...int64) {
+	t.Helper()
+	txn := db.Begin()
+	rows, rids := scanAll(t, db, txn, tbl, allColumns(len(tbl.Columns)))
+	var ds []uint64
+	for i, r := range rows {
+		if slices.Contains(keys, r[0].(int64)) {
+			ds = append(ds, rids[i])
+		}
+	}
+	if len(ds) != len(keys) {
+		t.Fatalf("deleting %v: found %d rows", keys, len(ds))
+	}
+	if err := txn.Delete(tbl, ds); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func span(lo, hi int64, except ...int64) []int64 {
 	var out []int64
 	for i := lo; i < hi; i++ {
@@ -77,26 +100,7 @@ func TestBranchLayers(t *testing.T) {
 	// Main moves on: deletes, inserts; the branch does not see them.
 	_, ids := scanNow(t, db, tbl, []int{0})
 	mainRows, _ := scanNow(t, db, tbl, []int{0})
-	del := func(view *TableDesc, keys ...int64) {
-		t.Helper()
-		txn := db.Begin()
-		rows, rids := scanAll(t, db, txn, view, allColumns(len(view.Columns)))
-		var ds []uint64
-		for i, r := range rows {
-			if slices.Contains(keys, r[0].(int64)) {
-				ds = append(ds, rids[i])
-			}
-		}
-		if len(ds) != len(keys) {
-			t.Fatalf("deleting %v: found %d rows", keys, len(ds))
-		}
-		if err := txn.Delete(view, ds); err != nil {
-			t.Fatal(err)
-		}
-		if err := txn.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	del := func(view *TableDesc, keys ...int64) { t.Helper(); deleteKeys(t, db, view, keys...) }
 	_ = ids
 	_ = mainRows
 	del(tbl, 0, 1, 2, 110)
@@ -254,23 +258,7 @@ func TestDiffViews(t *testing.T) {
 	txn.Rollback()
 	a, _ := db.postgres().Branch(tbl, "a")
 	b, _ := db.postgres().Branch(tbl, "b")
-	del := func(view *TableDesc, keys ...int64) {
-		t.Helper()
-		txn := db.Begin()
-		rows, rids := scanAll(t, db, txn, view, allColumns(len(view.Columns)))
-		var ds []uint64
-		for i, r := range rows {
-			if slices.Contains(keys, r[0].(int64)) {
-				ds = append(ds, rids[i])
-			}
-		}
-		if err := txn.Delete(view, ds); err != nil {
-			t.Fatal(err)
-		}
-		if err := txn.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	del := func(view *TableDesc, keys ...int64) { t.Helper(); deleteKeys(t, db, view, keys...) }
 	// main: deletes 1, 2; updates 3; adds 1000, 1001 (one then deleted)
 	changed := func(b *types.Batch) *types.Batch { b.Cols[2].Ints[0]++; return b }
 	del(tbl, 1, 2, 3)

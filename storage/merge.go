@@ -511,21 +511,6 @@ func refLabel(t *TableDesc) string {
 	return b
 }
 
-// keyText renders the primary key of row i of b as an error detail does:
-// (a, b)=(1, 2).
-func keyText(t *TableDesc, b *types.Batch, i int) string {
-	var names, vals []byte
-	for j, c := range t.PrimaryKey {
-		if j > 0 {
-			names = append(names, ", "...)
-			vals = append(vals, ", "...)
-		}
-		names = append(names, t.Columns[c].Name...)
-		vals = appendKeyText(vals, b.Cols[c], i)
-	}
-	return "(" + string(names) + ")=(" + string(vals) + ")"
-}
-
 // Reset makes branch t (a writable view) read as view to does, in one
 // transaction that writes the difference (history is kept: the versions
 // before stay), and names the result with a commit. It returns the

@@ -188,13 +188,7 @@ func checkLayout(t *TableDesc, rows *types.Batch) error {
 // primary key equal to a committed row's or to one inserted earlier in
 // this txn is a 23505 error.
 func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
-	if err := txn.check(); err != nil {
-		return err
-	}
-	if err := writable(t); err != nil {
-		return err
-	}
-	if err := checkLayout(t, rows); err != nil {
+	if err := txn.checkInsert(t, rows); err != nil {
 		return err
 	}
 	n := rows.Len()
@@ -212,13 +206,7 @@ func (txn *Txn) Insert(t *TableDesc, rows *types.Batch) error {
 // branch (a merge copies them so): ids ascending, above every id this txn
 // inserted into t so far.
 func (txn *Txn) insertKeeping(t *TableDesc, rows *types.Batch, ids []uint64) error {
-	if err := txn.check(); err != nil {
-		return err
-	}
-	if err := writable(t); err != nil {
-		return err
-	}
-	if err := checkLayout(t, rows); err != nil {
+	if err := txn.checkInsert(t, rows); err != nil {
 		return err
 	}
 	if len(ids) != rows.Len() || !slices.IsSorted(ids) {
@@ -231,6 +219,17 @@ func (txn *Txn) insertKeeping(t *TableDesc, rows *types.Batch, ids []uint64) err
 		return assertf("insert into %q: kept id %d below the txn's own", t.Name, ids[0])
 	}
 	return txn.insert(t, rows, func(i int) uint64 { return ids[i] })
+}
+
+// checkInsert returns the error of inserting rows into t, if any.
+func (txn *Txn) checkInsert(t *TableDesc, rows *types.Batch) error {
+	if err := txn.check(); err != nil {
+		return err
+	}
+	if err := writable(t); err != nil {
+		return err
+	}
+	return checkLayout(t, rows)
 }
 
 // insert adds rows, row i with id id(i) (ascending).
@@ -321,6 +320,13 @@ func (txn *Txn) checkPK(t *TableDesc, tt *txnTable, key []byte, rows *types.Batc
 
 // uniqueViolation formats PostgreSQL's 23505 error for row i of rows.
 func uniqueViolation(t *TableDesc, rows *types.Batch, i int) error {
+	return pgerror.Newf(pgerror.UniqueViolation, "duplicate key value violates unique constraint %q", t.Name+"_pkey").
+		WithDetail("Key %s already exists.", keyText(t, rows, i))
+}
+
+// keyText renders the primary key of row i of rows as PostgreSQL's key
+// details do: (a, b)=(1, 2).
+func keyText(t *TableDesc, rows *types.Batch, i int) string {
 	var names, vals []byte
 	for j, c := range t.PrimaryKey {
 		if j > 0 {
@@ -334,8 +340,7 @@ func uniqueViolation(t *TableDesc, rows *types.Batch, i int) error {
 			vals = appendKeyText(vals, rows.Cols[c], i)
 		}
 	}
-	return pgerror.Newf(pgerror.UniqueViolation, "duplicate key value violates unique constraint %q", t.Name+"_pkey").
-		WithDetail("Key (%s)=(%s) already exists.", names, vals)
+	return "(" + string(names) + ")=(" + string(vals) + ")"
 }
 
 // Delete removes the rows with the given ids from table t. For a table
