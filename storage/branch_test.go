@@ -496,3 +496,39 @@ func TestBranchesAcrossServers(t *testing.T) {
 		t.Fatalf("main after the merge: %d rows", len(got))
 	}
 }
+
+// TestBranchTimeTravel: a time resolves on a branch to its version then,
+// or, before its first write, to its base as it forked.
+func TestBranchTimeTravel(t *testing.T) {
+	db := openMem(t, 1<<30)
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+	txn := db.Begin()
+	if _, err := txn.CreateBranch(tbl, "dev", "", "x"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Rollback()
+	insert(t, db, tbl, wideRows(tbl, 10, 5)) // main moves on
+	time.Sleep(20 * time.Millisecond)
+	beforeWrite := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	dev, _ := db.postgres().Branch(tbl, "dev")
+	insert(t, db, dev, wideRows(dev, 100, 3))
+	time.Sleep(20 * time.Millisecond)
+	afterWrite := time.Now().UTC()
+	insert(t, db, dev, wideRows(dev, 200, 3))
+	for _, c := range []struct {
+		at   time.Time
+		want int
+	}{{beforeWrite, 10}, {afterWrite, 13}} {
+		txn := db.Begin()
+		v, err := txn.ResolveView(dev, c.at.Format("2006-01-02 15:04:05.999999999Z07:00"))
+		txn.Rollback()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(viewKeys(t, db, v.Desc, v.AsOf)); got != c.want || v.AsOf == 0 {
+			t.Fatalf("dev at %v reads %d rows (as of %d), want %d", c.at, got, v.AsOf, c.want)
+		}
+	}
+}

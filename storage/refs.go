@@ -470,6 +470,11 @@ func (txn *Txn) ResolveView(t *TableDesc, ref string) (View, error) {
 		d, err := db.branch(t, r.Name)
 		return View{Desc: d, Ref: r}, err
 	}
+	if r.Kind == 0 && r.Version == 0 && len(r.Base) > 0 {
+		// A time before the branch's first version: its base then.
+		d := layersView(t, r.Base)
+		return View{Desc: d, AsOf: d.AsOf, Ref: r}, nil
+	}
 	if r.Kind == 0 {
 		return View{Desc: t, AsOf: r.Version, Ref: r}, nil
 	}
@@ -535,6 +540,15 @@ func (txn *Txn) versionAt(t *TableDesc, at time.Time) (Ref, error) {
 			break
 		}
 		found = v.Version
+	}
+	if found == 0 && t.Branch != "" && len(t.Base) > 0 {
+		// A branch made by then but not yet written reads its base.
+		txn.db.catMu.RLock()
+		b, ok := txn.db.branches[t.Root][t.Branch]
+		txn.db.catMu.RUnlock()
+		if ok && b.ref.Table == t.ID && !b.ref.Time.After(at) {
+			return Ref{Time: at, Base: t.Base}, nil
+		}
 	}
 	if found == 0 {
 		return Ref{}, pgerror.Newf(pgerror.UndefinedObject, "table %q has no retained version at %s", t.Name, at.Format(time.RFC3339))
