@@ -145,7 +145,9 @@ func (f *funcEval) versionFunc(i int) error {
 					WithHint("The strategy is 'ours', 'theirs' or 'fail'.")
 			}
 		}
-		id, _, err := env.DB.Merge(into, from, strategy, user, "")
+		mem := env.account("a merge's keys")
+		defer mem.Close()
+		id, _, err := env.DB.Merge(into, from, strategy, user, "", mem.Grow)
 		if err != nil {
 			return err
 		}
@@ -158,7 +160,9 @@ func (f *funcEval) versionFunc(i int) error {
 		if err != nil {
 			return err
 		}
-		id, _, err := env.DB.Reset(t, to, user, "")
+		mem := env.account("a reset's rows")
+		defer mem.Close()
+		id, _, err := env.DB.Reset(t, to, user, "", mem.Grow)
 		if err != nil {
 			return err
 		}
@@ -186,6 +190,8 @@ type historyOp struct {
 	diff *storage.DiffScanner
 	// change and rowid are the diff's columns besides the table's.
 	change, rowid *types.Vec
+	// mem holds what the diff keeps of the rows that differ.
+	mem *MemAccount
 }
 
 func newHistory(env *Env, n *plan.History) (Operator, error) {
@@ -194,8 +200,10 @@ func newHistory(env *Env, n *plan.History) (Operator, error) {
 	}
 	o := &historyOp{env: env, n: n}
 	if n.Kind == plan.HistoryDiff {
-		d, err := env.Txn.Diff(n.Table, n.B)
+		o.mem = env.account("a diff's rows")
+		d, err := env.Txn.Diff(n.Table, n.B, o.mem.Grow)
 		if err != nil {
+			o.mem.Close()
 			return nil, err
 		}
 		o.diff = d
@@ -313,5 +321,9 @@ func (o *historyOp) Close() {
 	if o.diff != nil {
 		o.diff.Close()
 		o.diff = nil
+	}
+	if o.mem != nil {
+		o.mem.Close()
+		o.mem = nil
 	}
 }

@@ -48,3 +48,39 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("the server holds %d bytes after the session ended", used)
 	}
 }
+
+// TestVersionFunctionsChargeMemory: what a diff, a merge and a reset hold
+// of the rows that differ is charged to the session: past the server's
+// budget they fail with 53200 and give back what they took; within it
+// they run.
+func TestVersionFunctionsChargeMemory(t *testing.T) {
+	db, err := storage.Open(storage.Options{InMemory: true, FlushRows: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := NewEngine(db, nil)
+	eng.SetMemoryLimit(32 << 20)
+	s := connect(t, eng, "u")
+	mustRun(t, s, "CREATE TABLE big (k text PRIMARY KEY)", "")
+	mustRun(t, s, "INSERT INTO big SELECT repeat('k', 200) || g FROM generate_series(1, 150000) g", "INSERT 0 150000")
+	mustRun(t, s, "SELECT deeplake_tag('big', 'full')", "columns deeplake_tag:text; full; SELECT 1")
+	mustRun(t, s, "SELECT deeplake_branch('big', 'b')", "columns deeplake_branch:text; b; SELECT 1")
+	mustRun(t, s, "DELETE FROM big", "DELETE 150000")
+	for _, q := range []string{
+		"SELECT count(*) FROM deeplake_diff('big', 'full', 'main')",
+		"SELECT deeplake_merge('big', 'main', 'b')",
+	} {
+		wantCode(t, s, q, pgerror.OutOfMemory)
+		if used := s.mem.Used(); used != 0 {
+			t.Fatalf("%s: the session holds %d bytes after it failed", q, used)
+		}
+	}
+	// A reset holds 8 bytes of each row it brings back, not its key or
+	// values: 150,000 rows fit.
+	mustRun(t, s, "SELECT length(deeplake_reset('big', 'full'))", "columns length:integer; 12; SELECT 1")
+	if used := s.mem.Used(); used != 0 {
+		t.Fatalf("the session holds %d bytes after the reset", used)
+	}
+	mustRun(t, s, "SELECT count(*) FROM big", "columns count:bigint; 150000; SELECT 1")
+}

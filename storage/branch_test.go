@@ -209,7 +209,7 @@ func diffOf(t testing.TB, db *DB, a, b *TableDesc) map[DiffKind][]int64 {
 	t.Helper()
 	txn := db.Begin()
 	defer txn.Rollback()
-	d, err := txn.Diff(a, b)
+	d, err := txn.Diff(a, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestBranchesAcrossServers(t *testing.T) {
 	}
 	wantCode(t, t2.Commit(), pgerror.SerializationFailure)
 	// A merge on b, seen by a.
-	id, _, err := b.Merge(tb, devB, MergeFail, "b", "")
+	id, _, err := b.Merge(tb, devB, MergeFail, "b", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

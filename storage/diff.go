@@ -198,6 +198,11 @@ type DiffScanner struct {
 	key       []byte
 	seed      maphash.Seed
 	row       []byte
+	// charge takes what the diff holds from a session's budget; charged
+	// is what it took, err the failure that ended it.
+	charge  Charge
+	charged int64
+	err     error
 }
 
 // goneRow is a row of a that b lacks: its id and a hash of its values,
@@ -217,7 +222,7 @@ func (d *DiffScanner) sum(b *types.Batch, i int) uint64 {
 // hold in different rows (DiffUpdated, b's row, in place of the pair).
 // Its memory grows with the rows that differ (ids and keys), not with
 // the table.
-func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
+func (txn *Txn) Diff(a, b *TableDesc, charge Charge) (*DiffScanner, error) {
 	if err := txn.check(); err != nil {
 		return nil, err
 	}
@@ -232,22 +237,39 @@ func (txn *Txn) Diff(a, b *TableDesc) (*DiffScanner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return txn.diffLayers(a, la, b, lb)
+	return txn.diffLayers(a, la, b, lb, charge)
 }
+
+// Charge takes n more bytes of memory (n < 0 gives them back) from the
+// budget of the session a structure is held for, or fails (53200); nil
+// charges nothing.
+type Charge func(n int64) error
+
+// Bytes charged for what a diff or merge holds per row.
+const (
+	chargeID    = 8  // an id in a slice
+	chargeEntry = 48 // a map entry, besides its key
+)
 
 // diffLayers is Diff of views a and b with layers la and lb (a has no
 // rows when la is empty).
-func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer) (*DiffScanner, error) {
+func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer, charge Charge) (*DiffScanner, error) {
 	sa, sb := divergence(la, lb)
+	d := &DiffScanner{txn: txn, a: a, b: b, cols: allColumns(len(a.Columns)), pk: len(a.PrimaryKey) > 0, segsB: sb, charge: charge}
 	da, err := txn.segmentMarkers(sa)
+	if err == nil {
+		d.use(chargeID * int64(len(da)))
+		d.db, err = txn.segmentMarkers(sb)
+		d.use(chargeID * int64(len(d.db)))
+	}
+	if err == nil {
+		err = d.err
+	}
 	if err != nil {
+		d.Close()
 		return nil, err
 	}
-	dbm, err := txn.segmentMarkers(sb)
-	if err != nil {
-		return nil, err
-	}
-	d := &DiffScanner{txn: txn, a: a, b: b, cols: allColumns(len(a.Columns)), pk: len(a.PrimaryKey) > 0, segsB: sb, db: dbm}
+	dbm := d.db
 	d.seed = maphash.MakeSeed()
 	if d.pk {
 		d.byKey = make(map[string]goneRow)
@@ -261,11 +283,16 @@ func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer) (
 		err := d.eachRow(a, sg, d.cols, func(id uint64, kb *types.Batch, i int) {
 			if inSorted(da, id) {
 				aOnly = append(aOnly, id)
+				d.use(chargeID)
 				return
 			}
 			d.gone(id, kb, i)
 		})
+		if err == nil {
+			err = d.err
+		}
 		if err != nil {
+			d.Close()
 			return nil, err
 		}
 	}
@@ -275,9 +302,14 @@ func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer) (
 		err := d.eachRow(b, sg, nil, func(id uint64, _ *types.Batch, _ int) {
 			if inSorted(dbm, id) {
 				bOnly = append(bOnly, id)
+				d.use(chargeID)
 			}
 		})
+		if err == nil {
+			err = d.err
+		}
 		if err != nil {
+			d.Close()
 			return nil, err
 		}
 	}
@@ -285,21 +317,42 @@ func (txn *Txn) diffLayers(a *TableDesc, la []Layer, b *TableDesc, lb []Layer) (
 	slices.Sort(bOnly)
 	// Shared rows one side deleted and the other did not.
 	gone := minus(dbm, bOnly, da)
-	if err := d.fetchEach(a, d.cols, gone, func(id uint64, kb *types.Batch, i int) { d.gone(id, kb, i) }); err != nil {
+	d.use(chargeID * int64(len(gone)))
+	err = d.fetchEach(a, d.cols, gone, func(id uint64, kb *types.Batch, i int) { d.gone(id, kb, i) })
+	if err == nil {
+		d.addCommon = minus(da, aOnly, dbm)
+		d.use(chargeID * int64(len(d.addCommon)))
+		err = d.err
+	}
+	if err != nil {
+		d.Close()
 		return nil, err
 	}
-	d.addCommon = minus(da, aOnly, dbm)
 	return d, nil
+}
+
+// use charges n bytes; a failure is kept in d.err.
+func (d *DiffScanner) use(n int64) {
+	if d.charge == nil || d.err != nil {
+		return
+	}
+	if err := d.charge(n); err != nil {
+		d.err = err
+		return
+	}
+	d.charged += n
 }
 
 // gone records row id of a (row i of b, every column) as one b lacks.
 func (d *DiffScanner) gone(id uint64, b *types.Batch, i int) {
 	if !d.pk {
 		d.goneSet[id] = struct{}{}
+		d.use(chargeEntry)
 		return
 	}
 	d.key = appendPKKey(d.key[:0], d.a, b, i)
 	d.byKey[string(d.key)] = goneRow{id: id, sum: d.sum(b, i)}
+	d.use(chargeEntry + int64(len(d.key)))
 }
 
 // eachRow calls fn for every row segment sg of view t committed, with
@@ -491,8 +544,12 @@ func (d *DiffScanner) fetchNext(t *TableDesc, ids []uint64) (*types.Batch, []uin
 	return nil, nil, nil
 }
 
-// Close releases the scanner.
+// Close releases the scanner and gives back what it charged.
 func (d *DiffScanner) Close() {
+	if d.charge != nil && d.charged > 0 {
+		d.charge(-d.charged)
+		d.charged = 0
+	}
 	if d.sc != nil {
 		d.sc.Close()
 		d.sc = nil

@@ -88,10 +88,34 @@ type changeWriter struct {
 	keep, fresh []uint64
 	key         []byte
 	st          MergeStats
+	// charge takes what the writer (and its merge) holds from a session's
+	// budget; charged is what it took, given back by release.
+	charge  Charge
+	charged int64
 }
 
-func newChangeWriter(txn *Txn, t, src *TableDesc) *changeWriter {
-	return &changeWriter{txn: txn, t: t, src: src, delR: types.NewBatch(t.ColumnTypes(), types.BatchSize)}
+// take charges n bytes.
+func (w *changeWriter) take(n int64) error {
+	if w.charge == nil {
+		return nil
+	}
+	if err := w.charge(n); err != nil {
+		return err
+	}
+	w.charged += n
+	return nil
+}
+
+// release gives back what the writer charged.
+func (w *changeWriter) release() {
+	if w.charge != nil && w.charged > 0 {
+		w.charge(-w.charged)
+		w.charged = 0
+	}
+}
+
+func newChangeWriter(txn *Txn, t, src *TableDesc, charge Charge) *changeWriter {
+	return &changeWriter{txn: txn, t: t, src: src, delR: types.NewBatch(t.ColumnTypes(), types.BatchSize), charge: charge}
 }
 
 // insert copies row id of the source view: keeping its id unless it may
@@ -111,7 +135,7 @@ func (w *changeWriter) insert(id uint64, keepID bool) error {
 		w.fresh = append(w.fresh, id)
 	}
 	w.st.Inserted++
-	return nil
+	return w.take(chargeID)
 }
 
 // delete deletes row id, whose values are row i of b.
@@ -311,7 +335,7 @@ func rowSum(seed maphash.Seed, buf *[]byte, b *types.Batch, i int) uint64 {
 // without a primary key a row, both sides changed, other than in the
 // same way) fails the merge with 40001 under MergeFail. It returns the
 // merge commit's id.
-func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, message string) (string, MergeStats, error) {
+func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, message string, charge Charge) (string, MergeStats, error) {
 	if err := writable(into); err != nil {
 		return "", MergeStats{}, err
 	}
@@ -342,7 +366,10 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 	oursRows := make(map[uint64]DiffKind)
 	var key, row []byte
 	seed := maphash.MakeSeed()
-	d, err := rt.diffLayers(base, lb, into, li)
+	// What the merge holds per key is charged, and given back at its end.
+	w := newChangeWriter(wt, into, from, charge)
+	defer w.release()
+	d, err := rt.diffLayers(base, lb, into, li, charge)
 	if err != nil {
 		return "", MergeStats{}, err
 	}
@@ -365,17 +392,22 @@ func (db *DB) Merge(into, from *TableDesc, strategy MergeStrategy, author, messa
 					c.sum = rowSum(seed, &row, b, i)
 				}
 				ours[string(key)] = c
+				err = w.take(chargeEntry + 24 + int64(len(key)))
 			} else {
 				oursRows[ids[i]] = k
+				err = w.take(chargeEntry)
+			}
+			if err != nil {
+				d.Close()
+				return "", MergeStats{}, err
 			}
 		}
 	}
 	d.Close()
 	// What from changed, applied to into.
-	w := newChangeWriter(wt, into, from)
 	var conflicts []string
 	var row2 []byte
-	if d, err = rt.diffLayers(base, lb, from, lf); err != nil {
+	if d, err = rt.diffLayers(base, lb, from, lf, charge); err != nil {
 		return "", MergeStats{}, err
 	}
 	defer d.Close()
@@ -515,7 +547,7 @@ func refLabel(t *TableDesc) string {
 // transaction that writes the difference (history is kept: the versions
 // before stay), and names the result with a commit. It returns the
 // commit's id.
-func (db *DB) Reset(t, to *TableDesc, author, message string) (string, MergeStats, error) {
+func (db *DB) Reset(t, to *TableDesc, author, message string, charge Charge) (string, MergeStats, error) {
 	if err := writable(t); err != nil {
 		return "", MergeStats{}, err
 	}
@@ -525,14 +557,15 @@ func (db *DB) Reset(t, to *TableDesc, author, message string) (string, MergeStat
 	}
 	defer rt.Rollback()
 	defer wt.Rollback()
-	d, err := rt.Diff(t, to)
+	d, err := rt.Diff(t, to, charge)
 	if err != nil {
 		return "", MergeStats{}, err
 	}
 	defer d.Close()
 	// Rows come back as copies with new ids: the branch deleted some of
 	// them, and their markers stay (history is kept).
-	w := newChangeWriter(wt, t, to)
+	w := newChangeWriter(wt, t, to, charge)
+	defer w.release()
 	for {
 		b, kinds, ids, err := d.Next()
 		if err != nil {

@@ -306,7 +306,7 @@ func runVersionModel(t *testing.T, seed uint64) {
 			strategy := []string{"fail", "ours", "theirs"}[rng.IntN(3)]
 			what = "merge " + from.name + " into " + b.name + " " + strategy
 			st := map[string]MergeStrategy{"fail": MergeFail, "ours": MergeOurs, "theirs": MergeTheirs}[strategy]
-			_, _, err := db.Merge(d, view(from.name), st, "model", "")
+			_, _, err := db.Merge(d, view(from.name), st, "model", "", nil)
 			conflict := m.merge(b, from, strategy)
 			if conflict {
 				ops["conflict"]++
@@ -326,7 +326,7 @@ func runVersionModel(t *testing.T, seed uint64) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := db.Reset(d, to, "model", ""); err != nil {
+			if _, _, err := db.Reset(d, to, "model", "", nil); err != nil {
 				t.Fatalf("step %d %s: %v", step, what, err)
 			}
 			m.set(b, maps.Clone(m.commits[id]))
