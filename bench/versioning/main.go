@@ -4,7 +4,9 @@
 //  1. the latency of deeplake_commit and deeplake_branch (median of
 //     several), at each table size: the target is a latency independent
 //     of the table's size;
-//  2. the bytes a branch adds (objects, and the catalog's files);
+//
+//  2. the object bytes a branch adds;
+//
 //  3. on the largest table, deeplake_diff of two versions that differ in
 //     1% of the rows against the same difference by a full scan of both
 //     (EXCEPT, both ways), and their ratio (target ≥ 10×).
