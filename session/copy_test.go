@@ -89,6 +89,20 @@ func TestCopyTo(t *testing.T) {
 		t.Errorf("data %q, want %q", got, want)
 	}
 
+	// A version of the table, and a branch, by name: COPY reads them as
+	// a query of them; COPY t FROM into a version is 25006.
+	mustRun(t, s, "SELECT deeplake_tag('t', 'two')", "columns deeplake_tag:text; two; SELECT 1")
+	mustRun(t, s, "SELECT deeplake_branch('t', 'dev')", "columns deeplake_branch:text; dev; SELECT 1")
+	mustRun(t, s, "DELETE FROM t", "DELETE 2")
+	r = &recorder{}
+	if err := s.ExecSimple(context.Background(), `COPY (SELECT id FROM "t@two" ORDER BY id) TO STDOUT; COPY (SELECT id FROM deeplake_at('t', 'dev')) TO STDOUT (FORMAT csv)`, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.copied.String(); got != "1\n2\n1\n2\n" {
+		t.Errorf("copies of versions: %q", got)
+	}
+	wantCode(t, s, `COPY "t@two" FROM STDIN`, pgerror.ReadOnlySQLTransaction)
+
 	// Errors before any data: no CopyOut.
 	for q, code := range map[string]pgerror.Code{
 		"COPY nope TO STDOUT":                             pgerror.UndefinedTable,

@@ -14,7 +14,7 @@ import (
 // options, checked as PostgreSQL checks them, in its order (table, then
 // columns, then options).
 func BindCopy(cat Catalog, s *Copy) (*plan.CopyFrom, error) {
-	t, err := cat.Table(s.Table)
+	t, err := writableTable(cat, s.Table)
 	if err != nil {
 		return nil, err
 	}

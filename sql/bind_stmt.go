@@ -505,9 +505,22 @@ func columnDefault(cat Catalog, t *storage.TableDesc, i int) (plan.Expr, error) 
 	return assignCast(e, c.Type, c.Name)
 }
 
+// writableTable returns the table a statement writes: one a version of
+// a table names ("t@tag") is 25006.
+func writableTable(cat Catalog, name string) (*storage.TableDesc, error) {
+	t, err := cat.Table(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := storage.Writable(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // BindInsert binds INSERT ... VALUES / SELECT.
 func BindInsert(cat Catalog, s *Insert) (*plan.Insert, error) {
-	t, err := cat.Table(s.Table)
+	t, err := writableTable(cat, s.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +617,7 @@ func BindInsert(cat Catalog, s *Insert) (*plan.Insert, error) {
 
 // BindUpdate binds UPDATE ... SET ... WHERE.
 func BindUpdate(cat Catalog, s *Update) (*plan.Update, error) {
-	t, err := cat.Table(s.Table)
+	t, err := writableTable(cat, s.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -648,7 +661,7 @@ func BindUpdate(cat Catalog, s *Update) (*plan.Update, error) {
 
 // BindDelete binds DELETE ... WHERE.
 func BindDelete(cat Catalog, s *Delete) (*plan.Delete, error) {
-	t, err := cat.Table(s.Table)
+	t, err := writableTable(cat, s.Table)
 	if err != nil {
 		return nil, err
 	}

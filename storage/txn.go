@@ -424,6 +424,10 @@ func (txn *Txn) DeleteRows(t *TableDesc, rowIDs []uint64, rows *types.Batch) err
 	return nil
 }
 
+// Writable returns the 25006 error of a write to a version of a table
+// (a descriptor with AsOf: "t@tag"), nil for a table or branch.
+func Writable(t *TableDesc) error { return writable(t) }
+
 // writable returns the 25006 error of a write to a version of a table.
 func writable(t *TableDesc) error {
 	if t.AsOf == 0 {
