@@ -65,6 +65,58 @@ func (f *funcEval) scalar(i int) (ok bool, err error) {
 			return true, err
 		}
 		out.AppendInt(v)
+	case "date_pli", "date_mii":
+		// date ± integer days: a date (PostgreSQL's date_pli, date_mii).
+		d, n := f.vals[0].Ints[i], f.vals[1].Ints[i]
+		if name == "date_mii" {
+			n = -n
+		}
+		r := d + n
+		if (r^d)&(r^n) < 0 || !types.DateInRange(r) || d == math.MaxInt32 || d == math.MinInt32 {
+			return true, pgerror.New(pgerror.DatetimeFieldOverflow, "date out of range")
+		}
+		out.AppendInt(r)
+	case "date_mi":
+		out.AppendInt(f.vals[0].Ints[i] - f.vals[1].Ints[i])
+	case "timestamp_pl_interval", "timestamp_mi_interval":
+		iv := types.IntervalOf(f.vals[1].Bytes.Get(i))
+		if name == "timestamp_mi_interval" {
+			iv = iv.Neg()
+		}
+		us, err := types.AddToTimestamp(f.vals[0].Ints[i], iv)
+		if err != nil {
+			return true, err
+		}
+		out.AppendInt(us)
+	case "timestamp_mi":
+		iv, err := types.SubTimestamps(f.vals[0].Ints[i], f.vals[1].Ints[i])
+		if err != nil {
+			return true, err
+		}
+		f.buf = types.AppendInterval(f.buf[:0], iv)
+		out.AppendBytes(f.buf)
+	case "interval_pl", "interval_mi", "interval_mul", "interval_div":
+		a := types.IntervalOf(f.vals[0].Bytes.Get(i))
+		var r types.IntervalValue
+		var err error
+		switch name {
+		case "interval_pl":
+			r, err = a.Add(types.IntervalOf(f.vals[1].Bytes.Get(i)))
+		case "interval_mi":
+			r, err = a.Add(types.IntervalOf(f.vals[1].Bytes.Get(i)).Neg())
+		case "interval_mul":
+			r, err = a.Mul(fl(1))
+		default:
+			if fl(1) == 0 {
+				return true, errDivByZero
+			}
+			r, err = a.Mul(1 / fl(1))
+		}
+		if err != nil {
+			return true, err
+		}
+		f.buf = types.AppendInterval(f.buf[:0], r)
+		out.AppendBytes(f.buf)
 	case "gen_random_uuid":
 		f.buf = types.NewUUIDv4(f.buf[:0])
 		out.AppendBytes(f.buf)

@@ -440,6 +440,9 @@ func (b *binder) binary(e *BinaryExpr) (plan.Expr, error) {
 		}
 		return &plan.Call{Op: op, Args: []plan.Expr{l, r}, Typ: types.TypBool}, nil
 	}
+	if de, ok, err := dateTimeArith(e.Op, l, r); ok {
+		return de, err
+	}
 	if op, ok := arithmeticOps[e.Op]; ok {
 		if isUnknown(l) && isUnknown(r) {
 			l, r = castExpr(l, types.TypFloat8), castExpr(r, types.TypFloat8)

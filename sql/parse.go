@@ -528,7 +528,15 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		return types.Type{Kind: types.Timestamp}, false, nil
 	case "timestamptz":
 		return types.Type{Kind: types.TimestampTZ}, false, nil
-	case "time", "interval":
+	case "interval":
+		// The modifier is the fields mask (interval '90' day), then
+		// perhaps a precision, which is not kept.
+		fields := 0
+		if len(mods) > 0 && mods[0] != 0x7FFF {
+			fields = mods[0]
+		}
+		return types.Type{Kind: types.Interval, Width: fields}, false, nil
+	case "time":
 		return t, false, pgerror.Newf(pgerror.FeatureNotSupported, "type %s is not supported yet", name)
 	}
 	if dt, ok := types.DTypeByName(name); ok && name != "int8" {

@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 		"CREATE TABLE t (a nosuchtype)":                            pgerror.UndefinedObject,
 		"CREATE TABLE t (a vector(0))":                             pgerror.InvalidParameterValue,
 		"CREATE TABLE t (a vector(16001))":                         pgerror.InvalidParameterValue,
-		"CREATE TABLE t (a interval)":                              pgerror.FeatureNotSupported,
+		"CREATE TABLE t (a time)":                                  pgerror.FeatureNotSupported,
 		"SAVEPOINT s":                                              pgerror.FeatureNotSupported,
 		"CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (a))": pgerror.InvalidTableDefinition,
 	} {

@@ -149,7 +149,7 @@ func foldLiteral(c *plan.Const, t types.Type) *plan.Const {
 		return nil
 	}
 	switch {
-	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text, t.Kind == types.UUID, t.IsDateTime():
+	case t.IsNumeric(), t.Kind == types.Bool, t.Kind == types.Text, t.Kind == types.UUID, t.IsDateTime(), t.Kind == types.Interval:
 	default:
 		return nil
 	}
@@ -283,4 +283,85 @@ func unify(a, b plan.Expr, op string) (plan.Expr, plan.Expr, error) {
 		return a, b, nil
 	}
 	return castExpr(a, t), castExpr(b, t), nil
+}
+
+// dateTimeArith binds the arithmetic of dates, timestamps and intervals as
+// PostgreSQL's operators do: date ± integer is a date and date - date an
+// integer; date or timestamp ± interval a timestamp (of the timestamp's
+// kind); timestamp - timestamp an interval; interval ± interval an
+// interval, interval × or ÷ a number an interval. ok is false when
+// neither side is one of these types.
+func dateTimeArith(op string, l, r plan.Expr) (plan.Expr, bool, error) {
+	lt, rt := l.Type(), r.Type()
+	isDT := func(t types.Type) bool { return t.IsDateTime() || t.Kind == types.Interval }
+	if !isDT(lt) && !isDT(rt) || op != "+" && op != "-" && op != "*" && op != "/" {
+		return nil, false, nil
+	}
+	// An untyped literal beside a date is an integer, beside a timestamp
+	// or an interval an interval.
+	resolve := func(u, other plan.Expr) plan.Expr {
+		if !isUnknown(u) {
+			return u
+		}
+		switch k := other.Type().Kind; {
+		case k == types.Date && (op == "+" || op == "-"):
+			return castExpr(u, types.TypInt4)
+		case op == "*" || op == "/":
+			return castExpr(u, types.TypFloat8)
+		default:
+			return castExpr(u, types.Type{Kind: types.Interval})
+		}
+	}
+	l, r = resolve(l, r), resolve(r, l)
+	lt, rt = l.Type(), r.Type()
+	call := func(name string, t types.Type, args ...plan.Expr) (plan.Expr, bool, error) {
+		return &plan.Func{Name: name, Args: args, Typ: t}, true, nil
+	}
+	ts := types.Type{Kind: types.Timestamp}
+	iv := types.Type{Kind: types.Interval}
+	toTS := func(e plan.Expr) plan.Expr {
+		if e.Type().Kind == types.Date {
+			return castExpr(e, ts)
+		}
+		return e
+	}
+	switch {
+	case op == "+" && lt.Kind == types.Date && rt.IsInteger():
+		return call("date_pli", lt, l, castExpr(r, types.TypInt8))
+	case op == "+" && lt.IsInteger() && rt.Kind == types.Date:
+		return call("date_pli", rt, r, castExpr(l, types.TypInt8))
+	case op == "-" && lt.Kind == types.Date && rt.IsInteger():
+		return call("date_mii", lt, l, castExpr(r, types.TypInt8))
+	case op == "-" && lt.Kind == types.Date && rt.Kind == types.Date:
+		return call("date_mi", types.TypInt4, l, r)
+	case (op == "+" || op == "-") && lt.IsDateTime() && rt.Kind == types.Interval:
+		l = toTS(l)
+		name := "timestamp_pl_interval"
+		if op == "-" {
+			name = "timestamp_mi_interval"
+		}
+		return call(name, l.Type(), l, r)
+	case op == "+" && lt.Kind == types.Interval && rt.IsDateTime():
+		r = toTS(r)
+		return call("timestamp_pl_interval", r.Type(), r, l)
+	case op == "-" && lt.IsDateTime() && rt.IsDateTime():
+		t, _ := commonType(lt, rt)
+		if t.Kind == types.Date {
+			t = ts
+		}
+		return call("timestamp_mi", iv, castExpr(l, t), castExpr(r, t))
+	case (op == "+" || op == "-") && lt.Kind == types.Interval && rt.Kind == types.Interval:
+		if op == "+" {
+			return call("interval_pl", iv, l, r)
+		}
+		return call("interval_mi", iv, l, r)
+	case op == "*" && lt.Kind == types.Interval && rt.IsNumeric():
+		return call("interval_mul", iv, l, castExpr(r, types.TypFloat8))
+	case op == "*" && lt.IsNumeric() && rt.Kind == types.Interval:
+		return call("interval_mul", iv, r, castExpr(l, types.TypFloat8))
+	case op == "/" && lt.Kind == types.Interval && rt.IsNumeric():
+		return call("interval_div", iv, l, castExpr(r, types.TypFloat8))
+	}
+	return nil, true, pgerror.Newf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", lt, op, rt).
+		WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 }

@@ -148,6 +148,8 @@ func kindCode(k types.Kind) byte {
 		return 17
 	case types.TimestampTZ:
 		return 18
+	case types.Interval:
+		return 19
 	}
 	return 0
 }
@@ -204,7 +206,7 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 4
 	case types.Int8, types.Float8, types.Timestamp, types.TimestampTZ:
 		s.layout, s.width = layoutFixed, 8
-	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID:
+	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID, types.Interval:
 		s.layout = layoutVar
 	case types.Vector, types.HalfVec:
 		s.layout = layoutVar

@@ -49,6 +49,12 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return append(append(dst, 1), v.Bytes.Get(i)...)
 	case UUID:
 		return AppendUUIDBytes(dst, v.Bytes.Get(i))
+	case Interval:
+		// PostgreSQL's: microseconds, days, months.
+		iv := IntervalOf(v.Bytes.Get(i))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(iv.Micros))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
+		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months))
 	case Vector:
 		return appendVectorSend(dst, v.Bytes.Get(i))
 	case HalfVec:

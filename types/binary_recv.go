@@ -94,6 +94,12 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 			return err
 		}
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendUUIDText(dst, b), nil })
+	case Interval:
+		if err := fixedSize(b, 16); err != nil {
+			return err
+		}
+		iv := IntervalValue{Micros: int64(binary.BigEndian.Uint64(b)), Days: int32(binary.BigEndian.Uint32(b[8:])), Months: int32(binary.BigEndian.Uint32(b[12:]))}
+		v.AppendBytes(AppendInterval(nil, iv))
 	case Vector, HalfVec:
 		return c.appendVectorRecv(v, b)
 	case Tensor:

@@ -25,6 +25,8 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 		return AppendDate(dst, v.Ints[i])
 	case Timestamp, TimestampTZ:
 		return AppendTimestamp(dst, v.Ints[i], v.Type.Kind == TimestampTZ)
+	case Interval:
+		return AppendIntervalText(dst, IntervalOf(v.Bytes.Get(i)))
 	case Float4:
 		return AppendFloat4(dst, float32(v.Floats[i]))
 	case Float8:
@@ -113,6 +115,12 @@ func AppendParsed(v *Vec, s string) error {
 			return err
 		}
 		v.AppendInt(us)
+	case Interval:
+		iv, err := ParseInterval(s, v.Type.Width)
+		if err != nil {
+			return err
+		}
+		v.AppendBytes(AppendInterval(nil, iv))
 	case Bytea:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return AppendByteaParsed(dst, s) })
 	case Vector:

@@ -54,6 +54,9 @@ const (
 	Date
 	Timestamp
 	TimestampTZ
+	// Interval is held in 16 bytes (interval.go): months, days and
+	// microseconds.
+	Interval
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -245,6 +248,8 @@ func (t Type) String() string {
 		return "timestamp without time zone"
 	case TimestampTZ:
 		return "timestamp with time zone"
+	case Interval:
+		return "interval"
 	case Void:
 		return "void"
 	case Oid:
@@ -312,6 +317,7 @@ const (
 	OIDDate        uint32 = 1082
 	OIDTimestamp   uint32 = 1114
 	OIDTimestampTZ uint32 = 1184
+	OIDInterval    uint32 = 1186
 	OIDChar        uint32 = 18
 	OIDName        uint32 = 19
 	OIDRegProc     uint32 = 24
@@ -359,6 +365,8 @@ func (t Type) OID() uint32 {
 		return OIDTimestamp
 	case TimestampTZ:
 		return OIDTimestampTZ
+	case Interval:
+		return OIDInterval
 	case Oid:
 		return OIDOid
 	case RegClass:
@@ -402,7 +410,7 @@ func (t Type) Size() int16 {
 		return 8
 	case Date:
 		return 4
-	case UUID:
+	case UUID, Interval:
 		return 16
 	}
 	return -1
