@@ -197,6 +197,10 @@ func (c *sysCatalog) relations() []relation {
 		}
 	}
 	for _, t := range c.tables {
+		if t.View != "" {
+			out = append(out, relation{oid: TableOID(t.ID), name: t.Name, nsp: plan.NamespacePublic, kind: 'v', natts: len(t.Columns), table: t})
+			continue
+		}
 		out = append(out, relation{oid: TableOID(t.ID), name: t.Name, nsp: plan.NamespacePublic, kind: 'r', am: heapAMOID,
 			natts: len(t.Columns), hasIndex: len(t.PrimaryKey) > 0 || len(t.Indexes) > 0, table: t})
 		if len(t.PrimaryKey) > 0 {

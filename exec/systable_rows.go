@@ -261,6 +261,13 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 			r.row(nsp, rel.name, owner, nil, rel.hasIndex, false, false, false)
 		}
 	},
+	"pg_catalog.pg_views": func(env *Env, c *sysCatalog, r *sysRows) {
+		for _, t := range c.tables {
+			if t.View != "" {
+				r.row("public", t.Name, c.ownerOf(t), " "+t.View+";")
+			}
+		}
+	},
 	"pg_catalog.pg_indexes": func(env *Env, c *sysCatalog, r *sysRows) {
 		for _, t := range c.tables {
 			if len(t.PrimaryKey) > 0 {

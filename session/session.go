@@ -221,10 +221,15 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		return w.WriteComplete("CREATE TABLE")
 	case *sql.CreateTableAs:
 		return s.createTableAs(ctx, st, w)
+	case *sql.CreateView:
+		return s.createView(st, w)
 	case *sql.DropTable:
 		// Every table is checked before any is dropped.
 		for _, name := range st.Names {
 			if t, err := db.Table(name); err == nil {
+				if err := checkDropKind(t, st.View); err != nil {
+					return err
+				}
 				if err := s.requireOwner(t); err != nil {
 					return err
 				}
@@ -236,10 +241,17 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 				return err
 			}
 			if !dropped {
-				if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "table \"%s\" does not exist, skipping", name); err != nil {
+				what := "table"
+				if st.View {
+					what = "view"
+				}
+				if err := s.notice(w, severityNotice, pgerror.SuccessfulCompletion, "%s \"%s\" does not exist, skipping", what, name); err != nil {
 					return err
 				}
 			}
+		}
+		if st.View {
+			return w.WriteComplete("DROP VIEW")
 		}
 		return w.WriteComplete("DROP TABLE")
 	case *sql.SetVar:
@@ -449,6 +461,76 @@ func (s *Session) createTable(st *sql.CreateTable, w ResultWriter) (*storage.Tab
 		return desc, err
 	}
 	return nil, s.notice(w, severityNotice, pgerror.DuplicateTable, "relation \"%s\" already exists, skipping", st.Name)
+}
+
+// createView runs CREATE [OR REPLACE] VIEW: the query is bound now (its
+// tables must exist, and the role read them), and the view keeps its text
+// and its result's columns. OR REPLACE keeps the view's columns as they
+// were, in name and type, and may add columns after them, as PostgreSQL.
+func (s *Session) createView(st *sql.CreateView, w ResultWriter) error {
+	q, err := sql.BindSelect(s.catalog(), st.Query)
+	if err != nil {
+		return err
+	}
+	if err := s.authorize(q); err != nil {
+		return err
+	}
+	cols := q.Columns()
+	if len(st.Columns) > len(cols) {
+		return pgerror.New(pgerror.SyntaxError, "CREATE VIEW specifies more column names than columns")
+	}
+	desc := &storage.TableDesc{Name: st.Name, View: st.SQL}
+	for i, c := range cols {
+		name := c.Name
+		if i < len(st.Columns) {
+			name = st.Columns[i]
+		}
+		desc.Columns = append(desc.Columns, storage.ColumnDesc{Name: name, Type: c.Type})
+	}
+	if st.Replace {
+		if old, err := s.cat.Table(st.Name); err == nil {
+			if old.View == "" {
+				return pgerror.Newf(pgerror.WrongObjectType, "%q is not a view", st.Name)
+			}
+			if err := s.requireOwner(old); err != nil {
+				return err
+			}
+			if len(desc.Columns) < len(old.Columns) {
+				return pgerror.New(pgerror.InvalidTableDefinition, "cannot drop columns from view")
+			}
+			for i, c := range old.Columns {
+				if n := desc.Columns[i]; n.Name != c.Name || !n.Type.Equal(c.Type) {
+					return pgerror.Newf(pgerror.InvalidTableDefinition, "cannot change name or data type of view column %q", c.Name)
+				}
+			}
+			if err := s.cat.AlterTable(st.Name, old.ID, func(d *storage.TableDesc) error {
+				d.View, d.Columns = desc.View, desc.Columns
+				return nil
+			}); err != nil {
+				return err
+			}
+			return w.WriteComplete("CREATE VIEW")
+		}
+	}
+	if err := s.newTable(desc); err != nil {
+		return err
+	}
+	if _, err := s.cat.CreateTable(desc, false); err != nil {
+		return err
+	}
+	return w.WriteComplete("CREATE VIEW")
+}
+
+// checkDropKind returns 42809 for DROP TABLE of a view or DROP VIEW of a
+// table.
+func checkDropKind(t *storage.TableDesc, view bool) error {
+	switch {
+	case view && t.View == "":
+		return pgerror.Newf(pgerror.WrongObjectType, "%q is not a view", t.Name).WithHint("Use DROP TABLE to remove a table.")
+	case !view && t.View != "":
+		return pgerror.Newf(pgerror.WrongObjectType, "%q is not a table", t.Name).WithHint("Use DROP VIEW to remove a view.")
+	}
+	return nil
 }
 
 // createTableAs runs CREATE TABLE ... AS and SELECT ... INTO: a table with

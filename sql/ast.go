@@ -55,6 +55,18 @@ type (
 	DropTable struct {
 		Names    []string
 		IfExists bool
+		// View marks DROP VIEW.
+		View bool
+	}
+	// CreateView is CREATE [OR REPLACE] VIEW name [(columns)] AS query.
+	// SQL is the query's text as the parser deparses it, which the view
+	// keeps and binds again wherever it is named.
+	CreateView struct {
+		Name    string
+		Columns []string
+		Query   *Select
+		SQL     string
+		Replace bool
 	}
 	// Insert is INSERT INTO ... VALUES.
 	Insert struct {
@@ -367,6 +379,7 @@ const (
 
 func (*CreateTable) stmt()   {}
 func (*CreateTableAs) stmt() {}
+func (*CreateView) stmt()    {}
 func (*Truncate) stmt()      {}
 func (*DropTable) stmt()     {}
 func (*Insert) stmt()        {}

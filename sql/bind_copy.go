@@ -221,6 +221,10 @@ func BindCopyTo(cat Catalog, s *CopyTo) (*plan.CopyTo, error) {
 		if t, err = cat.Table(s.Table); err != nil {
 			return nil, err
 		}
+		if t.View != "" {
+			return nil, pgerror.Newf(pgerror.WrongObjectType, "cannot copy from view %q", t.Name).
+				WithHint("Try the COPY (SELECT ...) TO variant.")
+		}
 	}
 	var err error
 	if n.Options, err = copyOptions(s.Options, false); err != nil {

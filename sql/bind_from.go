@@ -211,7 +211,56 @@ func bindRelation(cat Catalog, ref *TableRef) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if t.View != "" {
+		return bindView(cat, t, alias)
+	}
 	return scanTable(t, alias)
+}
+
+// maxViewDepth bounds views of views: past it, as PostgreSQL says of a
+// view that names itself, recursion is infinite.
+const maxViewDepth = 64
+
+// depthCatalog is the catalog a view's query binds against: depth views
+// deep.
+type depthCatalog struct {
+	Catalog
+	depth int
+}
+
+// bindView binds view t's query, as a subquery named alias whose columns
+// are the view's.
+func bindView(cat Catalog, t *storage.TableDesc, alias string) (plan.Node, *scope, error) {
+	depth := 0
+	if dc, ok := cat.(*depthCatalog); ok {
+		depth = dc.depth
+	}
+	if depth >= maxViewDepth {
+		return nil, nil, pgerror.Newf(pgerror.Code("42P17"), "infinite recursion detected in rules for relation %q", t.Name)
+	}
+	stmts, err := Parse(t.View)
+	if err != nil {
+		return nil, nil, pgerror.Newf(pgerror.DataCorrupted, "view %q: %v", t.Name, err)
+	}
+	sel, ok := stmts[0].Stmt.(*Select)
+	if len(stmts) != 1 || !ok {
+		return nil, nil, pgerror.Newf(pgerror.DataCorrupted, "view %q does not hold a query", t.Name)
+	}
+	node, err := bindSelect(&depthCatalog{Catalog: cat, depth: depth + 1}, sel, queryCtx{})
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := node.Columns()
+	if len(cols) != len(t.Columns) {
+		return nil, nil, pgerror.Newf(pgerror.Code("42P17"), "view %q returns %d columns, its definition %d: a table it reads changed", t.Name, len(cols), len(t.Columns))
+	}
+	sc := &scope{table: alias}
+	for i, c := range t.Columns {
+		sc.names = append(sc.names, c.Name)
+		sc.types = append(sc.types, cols[i].Type)
+		sc.ordinal = append(sc.ordinal, -1)
+	}
+	return node, sc, nil
 }
 
 // scanTable returns the scan of every column of t (and _rowid) named

@@ -515,6 +515,10 @@ func writableTable(cat Catalog, name string) (*storage.TableDesc, error) {
 	if err := storage.Writable(t); err != nil {
 		return nil, err
 	}
+	if t.View != "" {
+		return nil, pgerror.Newf(pgerror.FeatureNotSupported, "cannot change view %q", name).
+			WithDetail("Views are not updatable here: write the tables the view reads.")
+	}
 	return t, nil
 }
 

@@ -129,6 +129,8 @@ func convertStmt(n *pg.Node, text string) (Stmt, error) {
 		return sel, nil
 	case *pg.Node_CreateTableAsStmt:
 		return convertCreateTableAs(s.CreateTableAsStmt)
+	case *pg.Node_ViewStmt:
+		return convertCreateView(s.ViewStmt)
 	case *pg.Node_TruncateStmt:
 		return convertTruncate(s.TruncateStmt)
 	case *pg.Node_TransactionStmt:
@@ -256,6 +258,37 @@ func convertCreate(c *pg.CreateStmt, text string) (Stmt, error) {
 	var err error
 	ct.Options, err = convertOptions(c.Options)
 	return ct, err
+}
+
+// convertCreateView converts CREATE [OR REPLACE] VIEW.
+func convertCreateView(v *pg.ViewStmt) (Stmt, error) {
+	name, err := rangeName(v.View)
+	if err != nil {
+		return nil, err
+	}
+	if v.View.Relpersistence == "t" {
+		return nil, unsupported("CREATE TEMPORARY VIEW")
+	}
+	if len(v.Options) > 0 || v.WithCheckOption != pg.ViewCheckOption_NO_CHECK_OPTION {
+		return nil, unsupported("CREATE VIEW with options")
+	}
+	sel := v.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, pgerror.New(pgerror.SyntaxError, "CREATE VIEW needs a query")
+	}
+	q, err := convertSelect(sel)
+	if err != nil {
+		return nil, err
+	}
+	text, err := pg.Deparse(&pg.ParseResult{Version: parseTreeVersion(), Stmts: []*pg.RawStmt{{Stmt: v.Query}}})
+	if err != nil {
+		return nil, pgerror.Newf(pgerror.InternalError, "keeping the view's query: %v", err)
+	}
+	cv := &CreateView{Name: name, Query: q, SQL: text, Replace: v.Replace}
+	for _, a := range v.Aliases {
+		cv.Columns = append(cv.Columns, constText(a))
+	}
+	return cv, nil
 }
 
 // convertCreateTableAs converts CREATE TABLE ... AS query [WITH [NO] DATA].
@@ -563,10 +596,10 @@ func convertDrop(d *pg.DropStmt) (Stmt, error) {
 	if d.RemoveType == pg.ObjectType_OBJECT_EXTENSION {
 		return convertDropExtension(d)
 	}
-	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
+	if d.RemoveType != pg.ObjectType_OBJECT_TABLE && d.RemoveType != pg.ObjectType_OBJECT_VIEW {
 		return nil, unsupported("DROP " + strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
-	dt := &DropTable{IfExists: d.MissingOk}
+	dt := &DropTable{IfExists: d.MissingOk, View: d.RemoveType == pg.ObjectType_OBJECT_VIEW}
 	for _, o := range d.Objects {
 		l := o.GetList()
 		if l == nil || len(l.Items) == 0 {

@@ -141,6 +141,9 @@ func (txn *Txn) CreateBranch(t *TableDesc, name, from, author string) (Ref, erro
 	if err := checkRefName("branch", name); err != nil {
 		return Ref{}, err
 	}
+	if t.View != "" {
+		return Ref{}, pgerror.Newf(pgerror.WrongObjectType, "%q is a view: views have no branches", t.Name)
+	}
 	if name == MainBranch {
 		return Ref{}, pgerror.Newf(pgerror.DuplicateObject, "branch %q of table %q already exists", name, t.Name)
 	}
@@ -472,6 +475,9 @@ func (c *Catalog) View(name, branch string) (*TableDesc, error) {
 	t, terr := c.Table(name[:at])
 	if terr != nil {
 		return nil, err
+	}
+	if t.View != "" {
+		return nil, pgerror.Newf(pgerror.WrongObjectType, "%q is a view: views have no versions", t.Name)
 	}
 	txn := c.db.Begin()
 	defer txn.Rollback()

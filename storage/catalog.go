@@ -49,6 +49,10 @@ type TableDesc struct {
 	// ACL holds the privileges granted on the table; nil while it has its
 	// default (the owner holds every privilege, PUBLIC none).
 	ACL ACL `json:",omitempty"`
+	// View, when set, makes the descriptor a view's: the text of its
+	// query, bound wherever the view is named; Columns are its result's.
+	// A view has no rows of its own.
+	View string `json:",omitempty"`
 
 	// Branch is the branch of the table this descriptor reads and writes,
 	// "" for main (the table itself). A branch's descriptor is derived
