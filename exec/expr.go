@@ -720,6 +720,21 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		if to.Kind == types.Varchar && to.Width > 0 && utf8.RuneCount(s) > to.Width {
 			return pgerror.Newf(pgerror.StringDataRightTrunc, "value too long for type character varying(%d)", to.Width)
 		}
+		switch {
+		case to.Kind == types.Bpchar:
+			if from.Kind == types.Bpchar && from.Width == to.Width {
+				break
+			}
+			p, err := types.PadBpchar(string(bytes.TrimRight(s, " ")), to.Width)
+			if err != nil {
+				return err
+			}
+			out.AppendString(p)
+			return nil
+		case from.Kind == types.Bpchar:
+			// character(n)'s trailing spaces mean nothing to other types.
+			s = bytes.TrimRight(s, " ")
+		}
 		out.AppendBytes(s)
 		return nil
 	case from.IsInteger() && to.IsInteger():

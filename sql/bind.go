@@ -700,6 +700,9 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 		if !args[0].Type().IsTextual() && !octets {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, args[0].Type())
 		}
+		if args[0].Type().Kind == types.Bpchar {
+			args[0] = castExpr(args[0], types.TypText) // without its padding
+		}
 		switch f.Name {
 		case "lower":
 			return &plan.Call{Op: plan.OpLower, Args: args, Typ: types.TypText}, nil

@@ -518,15 +518,25 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 			// "char" (quoted) is the one-byte catalog type; CHAR(n) is bpchar.
 			return types.Type{Kind: types.Char}, false, nil
 		}
-		return types.TypText, false, nil
-	case "varchar", "character varying", "bpchar", "character":
+		return types.Type{Kind: types.Bpchar, Width: mods[0]}, false, nil
+	case "bpchar", "character":
+		// character(n), blank-padded; character alone is character(1),
+		// bpchar alone any length.
+		t := types.Type{Kind: types.Bpchar}
+		switch {
+		case len(mods) == 1:
+			t.Width = mods[0]
+		case name == "character":
+			t.Width = 1
+		}
+		if t.Width > 10485760 || len(mods) == 1 && mods[0] < 1 {
+			return t, false, pgerror.Newf(pgerror.InvalidParameterValue, "length for type char must be between 1 and 10485760")
+		}
+		return t, false, nil
+	case "varchar", "character varying":
 		t := types.Type{Kind: types.Varchar}
 		if len(mods) == 1 {
 			t.Width = mods[0]
-		}
-		if name == "bpchar" || name == "character" {
-			// blank-padded char is held as varchar without padding.
-			t = types.TypText
 		}
 		return t, false, nil
 	case "bytea", "blob":

@@ -227,6 +227,8 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 	for i, a := range args {
 		want, at := cf.args[i], a.Type()
 		switch {
+		case name == "octet_length" && at.Kind == types.Bpchar:
+			out[i] = a // octets as held: character(n)'s padding counts
 		case isUnknown(a), at.Equal(want):
 			out[i] = castExpr(a, want)
 		case want.IsInteger() && at.IsInteger() && (at.Kind != types.Int8 || want.Kind == types.Int8):

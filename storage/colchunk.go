@@ -150,6 +150,8 @@ func kindCode(k types.Kind) byte {
 		return 18
 	case types.Interval:
 		return 19
+	case types.Bpchar:
+		return 20
 	}
 	return 0
 }
@@ -206,7 +208,7 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 4
 	case types.Int8, types.Float8, types.Timestamp, types.TimestampTZ:
 		s.layout, s.width = layoutFixed, 8
-	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID, types.Interval:
+	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID, types.Interval, types.Bpchar:
 		s.layout = layoutVar
 	case types.Vector, types.HalfVec:
 		s.layout = layoutVar

@@ -80,6 +80,12 @@ func AppendParsed(v *Vec, s string) error {
 			return err
 		}
 		v.AppendFloat(f)
+	case Bpchar:
+		p, err := PadBpchar(s, v.Type.Width)
+		if err != nil {
+			return err
+		}
+		v.AppendString(p)
 	case Varchar:
 		if v.Type.Width > 0 && utf8.RuneCountInString(s) > v.Type.Width {
 			// PostgreSQL truncates excess characters when they are all spaces.
@@ -256,4 +262,29 @@ func parseIntRange(s string, lo, hi int64) (int64, error) {
 		return -int64(u-1) - 1, nil
 	}
 	return int64(u), nil
+}
+
+// PadBpchar returns s as character(n) holds it: padded with spaces to n
+// characters; characters past n are cut when they are all spaces, else
+// 22001. n 0 (bpchar without a length) keeps s as it is.
+func PadBpchar(s string, n int) (string, error) {
+	if n <= 0 {
+		return s, nil
+	}
+	c := utf8.RuneCountInString(s)
+	if c == n {
+		return s, nil
+	}
+	if c < n {
+		return s + strings.Repeat(" ", n-c), nil
+	}
+	cut := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	if strings.TrimRight(s[cut:], " ") != "" {
+		return "", pgerror.Newf(pgerror.StringDataRightTrunc, "value too long for type character(%d)", n)
+	}
+	return s[:cut], nil
 }

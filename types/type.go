@@ -57,6 +57,10 @@ const (
 	// Interval is held in 16 bytes (interval.go): months, days and
 	// microseconds.
 	Interval
+	// Bpchar is character(n): held padded with spaces to n characters
+	// (Width), as PostgreSQL holds it; its cast to text drops the
+	// trailing spaces.
+	Bpchar
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -176,7 +180,7 @@ func (t Type) IsRegType() bool { return t.IsOID() && t.Kind != Oid }
 
 // IsTextual reports whether t is text or varchar.
 func (t Type) IsTextual() bool {
-	return t.Kind == Text || t.Kind == Varchar || t.Kind == Name || t.Kind == Char
+	return t.Kind == Text || t.Kind == Varchar || t.Kind == Name || t.Kind == Char || t.Kind == Bpchar
 }
 
 // Ragged reports whether any tensor dimension is dynamic.
@@ -250,6 +254,11 @@ func (t Type) String() string {
 		return "timestamp with time zone"
 	case Interval:
 		return "interval"
+	case Bpchar:
+		if t.Width > 0 {
+			return "character(" + strconv.Itoa(t.Width) + ")"
+		}
+		return "bpchar"
 	case Void:
 		return "void"
 	case Oid:
@@ -318,6 +327,7 @@ const (
 	OIDTimestamp   uint32 = 1114
 	OIDTimestampTZ uint32 = 1184
 	OIDInterval    uint32 = 1186
+	OIDBpchar      uint32 = 1042
 	OIDChar        uint32 = 18
 	OIDName        uint32 = 19
 	OIDRegProc     uint32 = 24
@@ -367,6 +377,8 @@ func (t Type) OID() uint32 {
 		return OIDTimestampTZ
 	case Interval:
 		return OIDInterval
+	case Bpchar:
+		return OIDBpchar
 	case Oid:
 		return OIDOid
 	case RegClass:
