@@ -1,6 +1,10 @@
 package planner
 
-import "github.com/deeplaked/deeplaked/plan"
+import (
+	"slices"
+
+	"github.com/deeplaked/deeplaked/plan"
+)
 
 // hashJoinKeys moves the equalities of a join condition that compare an
 // expression of the left input with one of the right input into the join's
@@ -193,7 +197,7 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 	nl := len(j.Left.Columns())
 	nr := len(j.Right.Columns())
 	var left, right, on, keep []plan.Expr
-	for _, c := range conjuncts(f.Pred, nil) {
+	for _, c := range factorOrs(conjuncts(f.Pred, nil)) {
 		switch s := side(c, nl); {
 		case s == sideNone || s == sideLeft:
 			left = append(left, c)
@@ -228,6 +232,62 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 	var out plan.Node = hashJoinKeys(&c)
 	if len(keep) > 0 {
 		out = &plan.Filter{Input: out, Pred: and(keep)}
+	}
+	return out
+}
+
+// factorOrs takes out of each OR in cs the conjuncts all its branches
+// share: (a AND b) OR (a AND c) is a AND (b OR c), so that a join key
+// written in every branch (TPC-H's query 19) becomes a hash key. A branch
+// left with nothing makes the OR true.
+func factorOrs(cs []plan.Expr) []plan.Expr {
+	var out []plan.Expr
+	for _, c := range cs {
+		or, ok := c.(*plan.Call)
+		if !ok || or.Op != plan.OpOr || volatile(c) || hasSubquery(c) {
+			out = append(out, c)
+			continue
+		}
+		branches := make([][]plan.Expr, len(or.Args))
+		for i, b := range or.Args {
+			branches[i] = conjuncts(b, nil)
+		}
+		var common []plan.Expr
+		for _, x := range branches[0] {
+			key := x.String()
+			inAll := true
+			for _, b := range branches[1:] {
+				if !slices.ContainsFunc(b, func(y plan.Expr) bool { return y.String() == key }) {
+					inAll = false
+					break
+				}
+			}
+			if inAll && !slices.ContainsFunc(common, func(y plan.Expr) bool { return y.String() == key }) {
+				common = append(common, x)
+			}
+		}
+		if len(common) == 0 {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, common...)
+		var rest []plan.Expr
+		for _, b := range branches {
+			var left []plan.Expr
+			for _, y := range b {
+				if !slices.ContainsFunc(common, func(x plan.Expr) bool { return x.String() == y.String() }) {
+					left = append(left, y)
+				}
+			}
+			if len(left) == 0 {
+				rest = nil // this branch is the common part alone: the OR holds
+				break
+			}
+			rest = append(rest, and(left))
+		}
+		if len(rest) > 0 {
+			out = append(out, &plan.Call{Op: plan.OpOr, Args: rest, Typ: or.Typ})
+		}
 	}
 	return out
 }

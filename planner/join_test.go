@@ -125,3 +125,43 @@ func TestPruneJoinColumns(t *testing.T) {
 		t.Errorf("right key #%d, want #0", k)
 	}
 }
+
+// TestFactorOrs: a conjunct every branch of an OR shares comes out of it,
+// and an equality of the two sides so taken out is a hash key (TPC-H's
+// query 19).
+func TestFactorOrs(t *testing.T) {
+	vals := func(ts ...types.Type) *plan.Values {
+		v := &plan.Values{}
+		for _, t := range ts {
+			v.Cols = append(v.Cols, plan.Column{Type: t, Ordinal: -1})
+		}
+		return v
+	}
+	col := func(i int) *plan.ColRef { return &plan.ColRef{Idx: i, Typ: types.TypInt4} }
+	c := func(op plan.Op, args ...plan.Expr) *plan.Call {
+		return &plan.Call{Op: op, Args: args, Typ: types.TypBool}
+	}
+	lit := func(n int64) *plan.Const {
+		v := types.NewVec(types.TypInt4, 1)
+		v.AppendInt(n)
+		return &plan.Const{Typ: types.TypInt4, Val: v}
+	}
+	// left (a, b), right (c, d): (a = c AND b = 1) OR (a = c AND d = 2)
+	key := c(plan.OpEq, col(0), col(2))
+	pred := c(plan.OpOr,
+		c(plan.OpAnd, key, c(plan.OpEq, col(1), lit(1))),
+		c(plan.OpAnd, c(plan.OpEq, col(0), col(2)), c(plan.OpEq, col(3), lit(2))))
+	f := &plan.Filter{Input: &plan.Join{Kind: plan.JoinInner, Left: vals(types.TypInt4, types.TypInt4), Right: vals(types.TypInt4, types.TypInt4)}, Pred: pred}
+	j, ok := Optimize(f).(*plan.Join)
+	if !ok || len(j.LeftKeys) != 1 {
+		t.Fatalf("plan %#v: want a hash join on a = c", Optimize(f))
+	}
+	if or, ok := j.On.(*plan.Call); !ok || or.Op != plan.OpOr || len(or.Args) != 2 {
+		t.Fatalf("residual %v, want the OR of the rest", j.On)
+	}
+	// A branch that is the shared conjunct alone makes the OR true.
+	got := factorOrs([]plan.Expr{c(plan.OpOr, key, c(plan.OpAnd, key, c(plan.OpEq, col(1), lit(1))))})
+	if len(got) != 1 || got[0] != key {
+		t.Fatalf("factored to %v, want %v alone", got, key)
+	}
+}
