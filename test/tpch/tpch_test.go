@@ -1,0 +1,164 @@
+// Package tpch_test runs TPC-H at scale factor 0.01 on deeplaked and on
+// PostgreSQL 15, from the same generated files, and compares the answers
+// of the 22 queries as psql would print them.
+package tpch_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deeplaked/deeplaked/bench/tpch"
+	"github.com/deeplaked/deeplaked/bench/tpch/gen"
+	"github.com/deeplaked/deeplaked/internal/pgtest"
+	"github.com/deeplaked/deeplaked/server"
+)
+
+// numericGaps are the queries whose answers differ from PostgreSQL's only
+// because deeplaked holds numeric as double precision: their sums and
+// averages carry binary rounding, their values print without the
+// column's scale, and query 6's BETWEEN 0.06 - 0.01 AND 0.06 + 0.01
+// leaves out the rows at 0.07. They must run; their answers are compared
+// once numeric is exact.
+var numericGaps = map[int]bool{1: true, 2: true, 3: true, 5: true, 6: true, 7: true, 8: true, 9: true,
+	10: true, 11: true, 14: true, 17: true, 18: true, 19: true, 22: true}
+
+// TestTPCHAgainstPostgres: the 22 queries on the same data give the same
+// rows, in the same order, printed the same, on deeplaked and PostgreSQL
+// 15 (but for numericGaps, which must run without an error).
+func TestTPCHAgainstPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and loads TPC-H twice")
+	}
+	dir := t.TempDir()
+	if _, err := gen.Generate(dir, 0.01, gen.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pgPort := pgtest.Start15(t)
+	srv, err := server.Start(ctx, server.Options{Listen: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	targets := map[string]string{
+		"postgres":  "postgres://postgres@127.0.0.1:" + pgPort + "/postgres?sslmode=disable",
+		"deeplaked": "postgres://tester@" + srv.Addr() + "/postgres?sslmode=disable",
+	}
+	conns := map[string]*pgconn.PgConn{}
+	for name, dsn := range targets {
+		conn, err := pgconn.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer conn.Close(ctx)
+		conns[name] = conn
+		start := time.Now()
+		if err := load(ctx, conn, dir); err != nil {
+			t.Fatalf("loading %s: %v", name, err)
+		}
+		t.Logf("%s: loaded in %v", name, time.Since(start).Round(time.Millisecond))
+	}
+	matched := 0
+	for q := 1; q <= tpch.NumQueries; q++ {
+		text, err := tpch.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers := map[string]string{}
+		for name, conn := range conns {
+			start := time.Now()
+			out, err := run(ctx, conn, text)
+			if err != nil {
+				t.Fatalf("query %d on %s: %v", q, name, err)
+			}
+			answers[name] = out
+			if name == "deeplaked" {
+				t.Logf("query %2d: %v on deeplaked", q, time.Since(start).Round(time.Millisecond))
+			}
+		}
+		if answers["deeplaked"] == answers["postgres"] {
+			matched++
+			if numericGaps[q] {
+				t.Errorf("query %d gives PostgreSQL's answer: take it off numericGaps", q)
+			}
+			continue
+		}
+		if !numericGaps[q] {
+			t.Errorf("query %d: deeplaked answers\n%s\nPostgreSQL\n%s", q, head(answers["deeplaked"]), head(answers["postgres"]))
+		}
+	}
+	t.Logf("%d of %d queries give PostgreSQL's answers; %d wait for exact numeric", matched, tpch.NumQueries, len(numericGaps))
+}
+
+// load creates the schema and copies the generated files in.
+func load(ctx context.Context, conn *pgconn.PgConn, dir string) error {
+	for _, stmt := range tpch.Statements(tpch.Schema) {
+		if _, err := conn.Exec(ctx, stmt).ReadAll(); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	for _, table := range gen.Tables {
+		f, err := os.Open(filepath.Join(dir, table+".tbl"))
+		if err != nil {
+			return err
+		}
+		_, err = conn.CopyFrom(ctx, f, "COPY "+table+" FROM STDIN WITH (FORMAT csv, DELIMITER '|')")
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// run runs a query file's statements and returns the rows of the last
+// that has any, as text, one line a row, fields separated by |.
+func run(ctx context.Context, conn *pgconn.PgConn, text string) (string, error) {
+	var out string
+	for _, stmt := range tpch.Statements(text) {
+		results, err := conn.Exec(ctx, stmt).ReadAll()
+		if err != nil {
+			return "", err
+		}
+		for _, r := range results {
+			if r.Err != nil {
+				return "", r.Err
+			}
+			if len(r.FieldDescriptions) == 0 {
+				continue
+			}
+			var b bytes.Buffer
+			for _, row := range r.Rows {
+				for i, v := range row {
+					if i > 0 {
+						b.WriteByte('|')
+					}
+					if v == nil {
+						b.WriteString("NULL")
+					} else {
+						b.Write(v)
+					}
+				}
+				b.WriteByte('\n')
+			}
+			out = b.String()
+		}
+	}
+	return out, nil
+}
+
+func head(s string) string {
+	lines := strings.SplitN(s, "\n", 6)
+	if len(lines) > 5 {
+		lines = append(lines[:5], "...")
+	}
+	return strings.Join(lines, "\n")
+}
