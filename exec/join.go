@@ -58,12 +58,14 @@ type joinOp struct {
 	// is joined by a child join in turn (which partitions again a build
 	// side still too large). depth is how many times the rows were
 	// partitioned to reach this join.
-	depth  int
-	grace  bool
-	pairs  []gracePair
-	child  *joinOp
-	lparts []*spillFile
-	rparts []*spillFile
+	depth int
+	grace bool
+	// semiOut is the output of a semi or anti join: out's left columns.
+	semiOut types.Batch
+	pairs   []gracePair
+	child   *joinOp
+	lparts  []*spillFile
+	rparts  []*spillFile
 }
 
 // gracePair is a partition of each side of a grace hash join.
@@ -377,6 +379,9 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			out := j.emit(j.probe)
 			if j.on == nil {
 				j.markMatched(nil, true)
+				if j.leftOnly() {
+					continue // the matched rows go out at the batch's end
+				}
 				return out, nil
 			}
 			pred, err := j.on.eval(out)
@@ -385,6 +390,9 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			}
 			j.rows = selectRows(j.rows[:0], pred, out.Len())
 			j.markMatched(j.rows, false)
+			if j.leftOnly() {
+				continue
+			}
 			switch len(j.rows) {
 			case 0:
 				continue
@@ -397,15 +405,24 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			if j.kind == plan.JoinInner {
 				continue
 			}
+			// Left rows without a match (left, anti join), or with one
+			// (semi join).
+			want := j.kind == plan.JoinSemi
 			j.pl, j.pr = j.pl[:0], j.pr[:0]
 			for l, m := range j.lmatch {
-				if !m {
+				if m == want {
 					j.pl = append(j.pl, l)
 					j.pr = append(j.pr, -1)
 				}
 			}
 			if len(j.pl) > 0 {
-				return j.emit(j.probe), nil
+				out := j.emit(j.probe)
+				if j.leftOnly() {
+					j.semiOut.Cols = out.Cols[:len(j.ltypes)]
+					j.semiOut.SetLen(out.Len())
+					return &j.semiOut, nil
+				}
+				return out, nil
 			}
 		default:
 			if err := j.advance(); err != nil {
@@ -414,6 +431,10 @@ func (j *joinOp) Next() (*types.Batch, error) {
 		}
 	}
 }
+
+// leftOnly reports whether the join returns its left rows only (semi and
+// anti joins).
+func (j *joinOp) leftOnly() bool { return j.kind == plan.JoinSemi || j.kind == plan.JoinAnti }
 
 // advance moves to the next probe batch, or to the end of the left input.
 func (j *joinOp) advance() error {

@@ -112,10 +112,11 @@ func (e *explainer) node(n Node, depth int) {
 		}
 		kids = append(kids, n.Input)
 	case *Join:
+		kind := map[JoinKind]string{JoinSemi: " Semi", JoinAnti: " Anti"}[n.Kind]
 		if len(n.LeftKeys) > 0 {
-			add("Hash Join")
+			add("Hash" + kind + " Join")
 		} else {
-			add("Nested Loop")
+			add("Nested Loop" + kind)
 		}
 		if n.On != nil {
 			detail("Join Filter: %s", ExprText(n.On))

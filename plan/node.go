@@ -58,6 +58,11 @@ const (
 	JoinInner JoinKind = iota + 1
 	JoinLeft
 	JoinFull
+	// JoinSemi and JoinAnti return the rows of Left that have a match in
+	// Right (EXISTS) or none (NOT EXISTS), each once, with Left's columns
+	// only; the planner makes them of correlated subqueries.
+	JoinSemi
+	JoinAnti
 )
 
 // Join combines rows of Left and Right; its output is Left's columns
@@ -331,6 +336,9 @@ func (n *LateralJoin) Columns() []Column {
 }
 
 func (n *Join) Columns() []Column {
+	if n.Kind == JoinSemi || n.Kind == JoinAnti {
+		return n.Left.Columns()
+	}
 	return append(append([]Column{}, n.Left.Columns()...), n.Right.Columns()...)
 }
 func (n *Filter) Columns() []Column { return n.Input.Columns() }

@@ -23,8 +23,10 @@ var rules = []rule{
 // Optimize returns the physical plan for n.
 func Optimize(n plan.Node) plan.Node {
 	n = mapChildren(n, Optimize)
-	// Subquery plans are optimized on their own (not a rule: they recurse
-	// into Optimize).
+	// EXISTS subqueries that can be joins are, before subquery plans are
+	// optimized on their own (neither is a rule: they recurse into
+	// Optimize).
+	n = decorrelate(n)
 	n = optimizeSubqueries(n)
 	// Not a rule either: it optimizes the filters it creates.
 	n = pushFilterIntoJoin(n)
@@ -250,15 +252,26 @@ func Remap(e plan.Expr, remap []int) plan.Expr {
 // mapRefs returns e with every column reference r replaced by fn(r); the
 // rest of e is copied where it changes, never modified.
 func mapRefs(e plan.Expr, fn func(*plan.ColRef) plan.Expr) plan.Expr {
+	return mapLeaves(e, func(x plan.Expr) plan.Expr {
+		if r, ok := x.(*plan.ColRef); ok {
+			return fn(r)
+		}
+		return x
+	})
+}
+
+// mapLeaves returns e with every column reference and parameter x
+// replaced by fn(x); the rest of e is copied where it changes.
+func mapLeaves(e plan.Expr, fn func(plan.Expr) plan.Expr) plan.Expr {
 	all := func(es []plan.Expr) []plan.Expr {
 		out := make([]plan.Expr, len(es))
 		for i, e := range es {
-			out[i] = mapRefs(e, fn)
+			out[i] = mapLeaves(e, fn)
 		}
 		return out
 	}
 	switch e := e.(type) {
-	case *plan.ColRef:
+	case *plan.ColRef, *plan.Param:
 		return fn(e)
 	case *plan.Call:
 		c := *e
@@ -266,16 +279,16 @@ func mapRefs(e plan.Expr, fn func(*plan.ColRef) plan.Expr) plan.Expr {
 		return &c
 	case *plan.Cast:
 		c := *e
-		c.X = mapRefs(e.X, fn)
+		c.X = mapLeaves(e.X, fn)
 		return &c
 	case *plan.Case:
 		c := *e
 		c.Whens = make([]plan.When, len(e.Whens))
 		for i, w := range e.Whens {
-			c.Whens[i] = plan.When{Cond: mapRefs(w.Cond, fn), Result: mapRefs(w.Result, fn)}
+			c.Whens[i] = plan.When{Cond: mapLeaves(w.Cond, fn), Result: mapLeaves(w.Result, fn)}
 		}
 		if e.Else != nil {
-			c.Else = mapRefs(e.Else, fn)
+			c.Else = mapLeaves(e.Else, fn)
 		}
 		return &c
 	case *plan.Func:
@@ -287,7 +300,7 @@ func mapRefs(e plan.Expr, fn func(*plan.ColRef) plan.Expr) plan.Expr {
 		c := *e
 		c.Args = all(e.Args)
 		if e.Test != nil {
-			c.Test = mapRefs(e.Test, fn)
+			c.Test = mapLeaves(e.Test, fn)
 		}
 		return &c
 	}

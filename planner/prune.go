@@ -88,6 +88,12 @@ func prune(n plan.Node, used []bool) (plan.Node, []int) {
 		nl := len(x.Left.Columns())
 		nr := len(used) - nl
 		all := append([]bool{}, used...)
+		semi := x.Kind == plan.JoinSemi || x.Kind == plan.JoinAnti
+		if semi {
+			// Its output is the left side's; its condition reads both.
+			nr = len(x.Right.Columns())
+			all = append(all, make([]bool, nr)...)
+		}
 		if x.On != nil {
 			markUsed(x.On, all)
 		}
@@ -119,6 +125,9 @@ func prune(n plan.Node, used []bool) (plan.Node, []int) {
 		}
 		c.LeftKeys = remapAll(x.LeftKeys, ml)
 		c.RightKeys = remapAll(x.RightKeys, mr)
+		if semi {
+			return &c, m[:nl]
+		}
 		return &c, m
 	}
 	m := make([]int, len(used))
