@@ -6,9 +6,6 @@ package tpch_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +58,7 @@ func TestTPCHAgainstPostgres(t *testing.T) {
 		defer conn.Close(ctx)
 		conns[name] = conn
 		start := time.Now()
-		if err := load(ctx, conn, dir); err != nil {
+		if err := tpch.Load(ctx, conn, dir); err != nil {
 			t.Fatalf("loading %s: %v", name, err)
 		}
 		t.Logf("%s: loaded in %v", name, time.Since(start).Round(time.Millisecond))
@@ -96,27 +93,6 @@ func TestTPCHAgainstPostgres(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d queries give PostgreSQL's answers; %d wait for exact numeric", matched, tpch.NumQueries, len(numericGaps))
-}
-
-// load creates the schema and copies the generated files in.
-func load(ctx context.Context, conn *pgconn.PgConn, dir string) error {
-	for _, stmt := range tpch.Statements(tpch.Schema) {
-		if _, err := conn.Exec(ctx, stmt).ReadAll(); err != nil {
-			return fmt.Errorf("%s: %w", stmt, err)
-		}
-	}
-	for _, table := range gen.Tables {
-		f, err := os.Open(filepath.Join(dir, table+".tbl"))
-		if err != nil {
-			return err
-		}
-		_, err = conn.CopyFrom(ctx, f, "COPY "+table+" FROM STDIN WITH (FORMAT csv, DELIMITER '|')")
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", table, err)
-		}
-	}
-	return nil
 }
 
 // run runs a query file's statements and returns the rows of the last

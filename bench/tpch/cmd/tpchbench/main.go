@@ -17,14 +17,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/deeplaked/deeplaked/bench/tpch"
-	"github.com/deeplaked/deeplaked/bench/tpch/gen"
 )
 
 func main() {
@@ -62,7 +60,7 @@ func run(dir, dlDSN, pgDSN string, runs int, timeout time.Duration) error {
 		t := &target{name: c.name, dsn: c.dsn, conn: conn}
 		defer func() { t.conn.Close(ctx) }()
 		start := time.Now()
-		if err := load(ctx, conn, dir); err != nil {
+		if err := tpch.Load(ctx, conn, dir); err != nil {
 			return fmt.Errorf("loading %s: %w", c.name, err)
 		}
 		after := "VACUUM"
@@ -119,27 +117,6 @@ func run(dir, dlDSN, pgDSN string, runs int, timeout time.Duration) error {
 	}
 	fmt.Printf("%5s %14s %14s %9.2fx\n", "sum", sums[0].Round(time.Millisecond), sums[1].Round(time.Millisecond), float64(sums[1])/float64(sums[0]))
 	fmt.Printf("%5s %14s %14s %9.2fx\n", "load", ts[0].load.Round(time.Millisecond), ts[1].load.Round(time.Millisecond), float64(ts[1].load)/float64(ts[0].load))
-	return nil
-}
-
-// load creates the schema and copies the generated files in.
-func load(ctx context.Context, conn *pgconn.PgConn, dir string) error {
-	for _, stmt := range tpch.Statements(tpch.Schema) {
-		if _, err := conn.Exec(ctx, stmt).ReadAll(); err != nil {
-			return fmt.Errorf("%s: %w", stmt, err)
-		}
-	}
-	for _, table := range gen.Tables {
-		f, err := os.Open(filepath.Join(dir, table+".tbl"))
-		if err != nil {
-			return err
-		}
-		_, err = conn.CopyFrom(ctx, f, "COPY "+table+" FROM STDIN WITH (FORMAT csv, DELIMITER '|')")
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", table, err)
-		}
-	}
 	return nil
 }
 
