@@ -704,6 +704,62 @@ func TestNumericSum(t *testing.T) {
 	}
 }
 
+// TestNumericAllocs checks that the small form's hot paths allocate
+// nothing.
+func TestNumericAllocs(t *testing.T) {
+	a, b := mustNum(t, "12345.67"), mustNum(t, "-0.125")
+	big1 := mustNum(t, "9223372036854775807")
+	dst := make([]byte, 0, 64)
+	var err error
+	var s NumericSum
+	for name, f := range map[string]func(){
+		"NumericSmall":       func() { _, _, _ = NumericSmall(a) },
+		"AppendNumericSmall": func() { dst = AppendNumericSmall(dst[:0], 123, 2) },
+		"NumericAdd":         func() { dst, err = NumericAdd(dst[:0], a, b) },
+		"NumericAdd to 128":  func() { dst, err = NumericAdd(dst[:0], big1, big1) },
+		"NumericSub":         func() { dst, err = NumericSub(dst[:0], a, b) },
+		"NumericMul":         func() { dst, err = NumericMul(dst[:0], a, b) },
+		"NumericMul to 128":  func() { dst, err = NumericMul(dst[:0], big1, big1) },
+		"NumericDiv":         func() { dst, err = NumericDiv(dst[:0], a, b) },
+		"NumericMod":         func() { dst, err = NumericMod(dst[:0], a, b) },
+		"NumericRound":       func() { dst, err = NumericRound(dst[:0], a, 1) },
+		"NumericCompare":     func() { _ = NumericCompare(a, b) },
+		"AppendNumericKey":   func() { dst = AppendNumericKey(dst[:0], a) },
+		"AppendNumericText":  func() { dst = AppendNumericText(dst[:0], a) },
+		"AppendNumericBinary": func() {
+			dst = AppendNumericBinary(dst[:0], a)
+		},
+		"NumericSum.Add": func() {
+			s.Add(a)
+			s.Add(b)
+		},
+		"NumericSum.AddInt": func() { s.AddInt(math.MaxInt64) },
+		"NumericSum.AppendSum": func() {
+			dst = s.AppendSum(dst[:0])
+		},
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocations", name, n)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sum of numeric(15,2) values over millions of rows stays in 128 bits.
+	var m NumericSum
+	v := mustNum(t, "9999999999999.99")
+	if n := testing.AllocsPerRun(10, func() {
+		for i := 0; i < 1_000_000; i++ {
+			m.Add(v)
+		}
+	}); n != 0 {
+		t.Errorf("a long numeric(15,2) sum: %v allocations", n)
+	}
+	if got := numText(m.AppendSum(nil)); got != "109999999999999890000.00" {
+		t.Errorf("11 million × 9999999999999.99 = %s", got)
+	}
+}
+
 // randNumericText spells a random value: scales 0..20, up to 40 digits,
 // negatives, zeros, trailing zeros, now and then a special value or an
 // unusual spelling.
