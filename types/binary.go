@@ -49,6 +49,8 @@ func (c *BinaryCodec) AppendSend(dst []byte, v *Vec, i int) []byte {
 		return append(append(dst, 1), v.Bytes.Get(i)...)
 	case UUID:
 		return AppendUUIDBytes(dst, v.Bytes.Get(i))
+	case Numeric:
+		return AppendNumericBinary(dst, v.Bytes.Get(i))
 	case Interval:
 		// PostgreSQL's: microseconds, days, months.
 		iv := IntervalOf(v.Bytes.Get(i))

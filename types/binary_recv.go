@@ -100,6 +100,17 @@ func (c *BinaryCodec) AppendRecv(v *Vec, b []byte) error {
 		}
 		iv := IntervalValue{Micros: int64(binary.BigEndian.Uint64(b)), Days: int32(binary.BigEndian.Uint32(b[8:])), Months: int32(binary.BigEndian.Uint32(b[12:]))}
 		v.AppendBytes(AppendInterval(nil, iv))
+	case Numeric:
+		return v.appendEncoded(func(dst []byte) ([]byte, error) {
+			start := len(dst)
+			dst, err := NumericFromBinary(dst, b)
+			if err != nil || v.Type.Width == 0 {
+				return dst, err
+			}
+			// numeric_recv applies the column's typmod, as numeric_in does.
+			n, err := NumericApplyTypmod(dst, dst[start:], v.Type.Width, v.Type.Scale)
+			return append(dst[:start], n[len(dst):]...), err
+		})
 	case Vector, HalfVec:
 		return c.appendVectorRecv(v, b)
 	case Tensor:

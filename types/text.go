@@ -31,6 +31,8 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 		return AppendFloat4(dst, float32(v.Floats[i]))
 	case Float8:
 		return AppendFloat8(dst, v.Floats[i])
+	case Numeric:
+		return AppendNumericText(dst, v.Bytes.Get(i))
 	case Bytea:
 		return AppendByteaText(dst, v.Bytes.Get(i))
 	case Vector:
@@ -80,6 +82,8 @@ func AppendParsed(v *Vec, s string) error {
 			return err
 		}
 		v.AppendFloat(f)
+	case Numeric:
+		return v.appendEncoded(func(dst []byte) ([]byte, error) { return ParseNumericTypmod(dst, s, v.Type) })
 	case Bpchar:
 		p, err := PadBpchar(s, v.Type.Width)
 		if err != nil {

@@ -61,6 +61,10 @@ const (
 	// (Width), as PostgreSQL holds it; its cast to text drops the
 	// trailing spaces.
 	Bpchar
+	// Numeric is PostgreSQL's exact numeric (numeric.go), held in Bytes;
+	// Width is its declared precision (0: unconstrained) and Scale its
+	// declared scale.
+	Numeric
 )
 
 // Phys is how a Kind is held in a Vec.
@@ -83,6 +87,8 @@ type Type struct {
 	DType DType
 	// Shape holds a Tensor's dimensions; Ragged marks a dynamic one.
 	Shape []int
+	// Scale is a numeric's declared scale (with Width its precision).
+	Scale int `json:",omitempty"`
 }
 
 // Ragged marks a tensor dimension whose size varies by row.
@@ -102,6 +108,8 @@ var (
 	TypJSON    = Type{Kind: JSON}
 	TypJSONB   = Type{Kind: JSONB}
 	TypVoid    = Type{Kind: Void}
+	// TypNumeric is unconstrained numeric.
+	TypNumeric = Type{Kind: Numeric}
 )
 
 // VectorOf returns vector(dim).
@@ -140,7 +148,7 @@ func (t Type) Phys() Phys {
 
 // Equal reports whether t and u are the same type, modifiers included.
 func (t Type) Equal(u Type) bool {
-	if t.Kind != u.Kind || t.Width != u.Width || t.DType != u.DType || len(t.Shape) != len(u.Shape) {
+	if t.Kind != u.Kind || t.Width != u.Width || t.Scale != u.Scale || t.DType != u.DType || len(t.Shape) != len(u.Shape) {
 		return false
 	}
 	for i := range t.Shape {
@@ -151,10 +159,11 @@ func (t Type) Equal(u Type) bool {
 	return true
 }
 
-// IsNumeric reports whether t is an integer or floating-point scalar.
+// IsNumeric reports whether t is of the numeric category: an integer,
+// floating-point or numeric scalar.
 func (t Type) IsNumeric() bool {
 	switch t.Kind {
-	case Int2, Int4, Int8, Float4, Float8, Oid, RegClass, RegType, RegNamespace, RegProc:
+	case Int2, Int4, Int8, Float4, Float8, Numeric, Oid, RegClass, RegType, RegNamespace, RegProc:
 		return true
 	}
 	return false
@@ -254,6 +263,11 @@ func (t Type) String() string {
 		return "timestamp with time zone"
 	case Interval:
 		return "interval"
+	case Numeric:
+		if t.Width > 0 {
+			return "numeric(" + strconv.Itoa(t.Width) + "," + strconv.Itoa(t.Scale) + ")"
+		}
+		return "numeric"
 	case Bpchar:
 		if t.Width > 0 {
 			return "character(" + strconv.Itoa(t.Width) + ")"
@@ -328,6 +342,7 @@ const (
 	OIDTimestampTZ uint32 = 1184
 	OIDInterval    uint32 = 1186
 	OIDBpchar      uint32 = 1042
+	OIDNumeric     uint32 = 1700
 	OIDChar        uint32 = 18
 	OIDName        uint32 = 19
 	OIDRegProc     uint32 = 24
@@ -379,6 +394,8 @@ func (t Type) OID() uint32 {
 		return OIDInterval
 	case Bpchar:
 		return OIDBpchar
+	case Numeric:
+		return OIDNumeric
 	case Oid:
 		return OIDOid
 	case RegClass:
@@ -438,6 +455,10 @@ func (t Type) Typmod() int32 {
 	case Vector, HalfVec:
 		if t.Width > 0 {
 			return int32(t.Width)
+		}
+	case Numeric:
+		if t.Width > 0 {
+			return int32(t.Width<<16|t.Scale&0x7ff) + 4
 		}
 	}
 	return -1

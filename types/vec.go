@@ -134,6 +134,19 @@ func (v *Vec) ensureOffsets() {
 	}
 }
 
+// AppendedBytes ends a non-NULL value whose bytes the caller appended to
+// Bytes.Data itself since the last value (the numeric kernels encode in
+// place, without a temporary).
+func (v *Vec) AppendedBytes() {
+	v.ensureOffsets()
+	v.Nulls = append(v.Nulls, false)
+	v.Bytes.Offsets = append(v.Bytes.Offsets, int32(len(v.Bytes.Data)))
+}
+
+// AppendEncoded appends the value enc appends to Bytes.Data; on error v
+// is unchanged.
+func (v *Vec) AppendEncoded(enc func(dst []byte) ([]byte, error)) error { return v.appendEncoded(enc) }
+
 // GetBytes returns variable-length value i (aliasing v's memory).
 func (v *Vec) GetBytes(i int) []byte { return v.Bytes.Get(i) }
 
