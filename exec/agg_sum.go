@@ -24,12 +24,17 @@ type sumState struct {
 	// kept only because PostgreSQL reports 22003 when it overflows.
 	sxx float64
 	n   float64 // floats accumulated for avg
+	// num is the sum of numerics.
+	num types.NumericSum
 }
 
 // add adds row r of v, which is not NULL, to the state of sum (avg when
 // avg is set) whose result has type out.
 func (s *sumState) add(v *types.Vec, r int, avg bool, out types.Type) error {
 	switch {
+	case v.Type.Kind == types.Numeric:
+		s.num.Add(v.Bytes.Get(r))
+		return nil
 	case v.Type.Phys() == types.PhysInt:
 		x := v.Ints[r]
 		var c uint64
@@ -87,6 +92,28 @@ func (s *sumState) appendTo(out *types.Vec, avg bool, count int64) error {
 	switch {
 	case count == 0:
 		out.AppendNull()
+	case out.Type.Kind == types.Numeric && s.isInt:
+		// sum(bigint), avg of integers: the 128-bit sum as a numeric.
+		d := out.Bytes.Data
+		d = types.AppendNumericInt128(d, s.hi, s.lo, 0)
+		if avg {
+			start := len(out.Bytes.Data)
+			sum := d[start:]
+			var err error
+			if d, err = types.NumericDiv(d, sum, types.AppendNumericInt(nil, count)); err != nil {
+				return err
+			}
+			d = append(d[:start], d[start+len(sum):]...)
+		}
+		out.Bytes.Data = d
+		out.AppendedBytes()
+	case out.Type.Kind == types.Numeric:
+		if avg {
+			out.Bytes.Data = s.num.AppendAvg(out.Bytes.Data, count)
+		} else {
+			out.Bytes.Data = s.num.AppendSum(out.Bytes.Data)
+		}
+		out.AppendedBytes()
 	case avg && s.isInt:
 		v, ok := s.intSum()
 		f := float64(v)

@@ -172,6 +172,13 @@ func appendKey(dst []byte, v *types.Vec, i int) []byte {
 		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
 	}
 	b := v.GetBytes(i)
+	if v.Type.Kind == types.Numeric {
+		// Equal numbers group together whatever their display scales.
+		n := len(dst)
+		dst = types.AppendNumericKey(binary.LittleEndian.AppendUint32(dst, 0), b)
+		binary.LittleEndian.PutUint32(dst[n:], uint32(len(dst)-n-4))
+		return dst
+	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
 	return append(dst, b...)
 }

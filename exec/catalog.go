@@ -360,6 +360,11 @@ func formatType(oid uint32, typmod int64) string {
 			}
 		case "vector", "halfvec":
 			base += "(" + strconv.FormatInt(typmod, 10) + ")"
+		case "numeric":
+			if typmod >= 4 {
+				m := typmod - 4
+				base += "(" + strconv.FormatInt(m>>16, 10) + "," + strconv.FormatInt(m&0x7ff, 10) + ")"
+			}
 		}
 	}
 	return base + suffix

@@ -550,8 +550,11 @@ func compareAt(x *types.Vec, i int, y *types.Vec, j int) int {
 		}
 		return 1
 	}
-	if k := x.Type.Kind; k == types.Vector || k == types.HalfVec {
+	switch k := x.Type.Kind; k {
+	case types.Vector, types.HalfVec:
 		return compareVectors(x.GetBytes(i), y.GetBytes(j), k == types.HalfVec)
+	case types.Numeric:
+		return compareNumerics(x.GetBytes(i), y.GetBytes(j))
 	}
 	return bytes.Compare(x.GetBytes(i), y.GetBytes(j))
 }
@@ -737,6 +740,8 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		}
 		out.AppendBytes(s)
 		return nil
+	case to.Kind == types.Numeric || from.Kind == types.Numeric:
+		return c.castNumeric(x, i, from, to)
 	case from.IsInteger() && to.IsInteger():
 		return appendIntChecked(out, x.Ints[i], false)
 	case from.IsInteger() && (to.Kind == types.Float4 || to.Kind == types.Float8):
@@ -806,6 +811,65 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		c.buf[0], c.buf[len(c.buf)-1] = '[', ']'
 	}
 	return types.AppendParsed(out, string(c.buf))
+}
+
+// castNumeric converts row i of x to or from numeric: integers exactly,
+// floats by their shortest decimal of 15 (6 for real) significant digits
+// as float8_numeric, numerics to integers rounded half away from zero,
+// and any numeric into numeric(p, s) rounded to its scale.
+func (c *castEval) castNumeric(x *types.Vec, i int, from, to types.Type) error {
+	out := c.out
+	if to.Kind != types.Numeric {
+		v := x.Bytes.Get(i)
+		switch {
+		case to.IsInteger():
+			n, err := types.NumericToInt(v, to.Kind)
+			if err != nil {
+				return err
+			}
+			out.AppendInt(n)
+			return nil
+		case to.Kind == types.Float8:
+			out.AppendFloat(types.NumericToFloat(v))
+			return nil
+		case to.Kind == types.Float4:
+			f := types.NumericToFloat(v)
+			f32 := float32(f)
+			if math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
+				return errFloatOverflow
+			}
+			if f32 == 0 && f != 0 {
+				return errFloatUnder
+			}
+			out.AppendFloat(float64(f32))
+			return nil
+		}
+		return pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", from, to)
+	}
+	b := c.buf[:0]
+	switch {
+	case from.Kind == types.Numeric:
+		b = append(b, x.Bytes.Get(i)...)
+	case from.IsInteger():
+		b = types.AppendNumericInt(b, x.Ints[i])
+	case from.Kind == types.Float8:
+		b = types.AppendNumericFloat(b, x.Floats[i], 15)
+	case from.Kind == types.Float4:
+		b = types.AppendNumericFloat(b, x.Floats[i], 6)
+	case from.Kind == types.Bool:
+		return pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", from, to)
+	default:
+		c.buf = types.AppendText(b, x, i)
+		return types.AppendParsed(out, string(c.buf))
+	}
+	c.buf = b
+	if to.Width == 0 {
+		out.AppendBytes(b)
+		return nil
+	}
+	return out.AppendEncoded(func(dst []byte) ([]byte, error) {
+		return types.NumericApplyTypmod(dst, b, to.Width, to.Scale)
+	})
 }
 
 // sameLayout reports whether values of from are valid bytes for to up to a

@@ -65,6 +65,9 @@ func resetNulls(out *types.Vec, n int, x, y *types.Vec) bool {
 // arith sets out (empty) to x op y for the first n rows, NULL where either
 // is NULL. out's type is the result's: an integer kind or float4/float8.
 func arith(op plan.Op, x, y, out *types.Vec, n int) error {
+	if out.Type.Kind == types.Numeric {
+		return numericArith(op, x, y, out, n)
+	}
 	if out.Type.Phys() == types.PhysInt {
 		return intArith(op, x, y, out, n)
 	}
@@ -304,6 +307,10 @@ func floatArith(op plan.Op, x, y, out *types.Vec, n int) error {
 
 // negate sets out (empty) to -x for the first n rows; abs to |x|.
 func negate(x, out *types.Vec, n int, abs bool) error {
+	if out.Type.Kind == types.Numeric {
+		numericNegate(x, out, n, abs)
+		return nil
+	}
 	hasNull := resetNulls(out, n, x, nil)
 	if out.Type.Phys() == types.PhysFloat {
 		out.Floats = slices.Grow(out.Floats[:0], n)[:n]

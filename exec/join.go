@@ -150,7 +150,13 @@ func hashRow(seed maphash.Seed, keys []*types.Vec, i int) (h uint64, ok bool) {
 				x = 1
 			}
 		default:
-			x = maphash.Bytes(seed, k.GetBytes(i))
+			b := k.GetBytes(i)
+			if k.Type.Kind == types.Numeric {
+				// Equal numbers hash alike whatever their display scales.
+				var buf [32]byte
+				b = types.AppendNumericKey(buf[:0], b)
+			}
+			x = maphash.Bytes(seed, b)
 		}
 		h ^= x
 		h *= 0xbf58476d1ce4e5b9

@@ -30,6 +30,9 @@ const (
 func (f *funcEval) scalar(i int) (ok bool, err error) {
 	out := f.out
 	fl := func(k int) float64 { return f.vals[k].Floats[i] }
+	if out.Type.Kind == types.Numeric && numericFuncs[f.fn.Name] {
+		return f.numericScalar(i)
+	}
 	switch name := f.fn.Name; name {
 	case "pi":
 		out.AppendFloat(math.Pi)
@@ -670,4 +673,41 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// numericFuncs are the functions numericScalar evaluates.
+var numericFuncs = map[string]bool{"round": true, "trunc": true, "floor": true, "ceil": true, "ceiling": true, "sign": true, "mod": true}
+
+// numericScalar evaluates the numeric forms of round, trunc, floor,
+// ceil, sign and mod for row i, whose arguments are not NULL.
+func (f *funcEval) numericScalar(i int) (ok bool, err error) {
+	out := f.out
+	v := f.vals[0].Bytes.Get(i)
+	d := out.Bytes.Data
+	switch f.fn.Name {
+	case "round", "trunc":
+		places := 0
+		if len(f.vals) == 2 {
+			places = int(f.vals[1].Ints[i])
+		}
+		if f.fn.Name == "round" {
+			d, err = types.NumericRound(d, v, places)
+		} else {
+			d, err = types.NumericTrunc(d, v, places)
+		}
+	case "floor":
+		d = types.NumericFloor(d, v)
+	case "ceil", "ceiling":
+		d = types.NumericCeil(d, v)
+	case "sign":
+		d = types.NumericSign(d, v)
+	case "mod":
+		d, err = types.NumericMod(d, v, f.vals[1].Bytes.Get(i))
+	}
+	if err != nil {
+		return true, err
+	}
+	out.Bytes.Data = d
+	out.AppendedBytes()
+	return true, nil
 }

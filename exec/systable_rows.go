@@ -344,6 +344,11 @@ var sysTableRows = map[string]func(env *Env, c *sysCatalog, r *sysRows){
 					prec, radix = 24, 2
 				case types.Float8:
 					prec, radix = 53, 2
+				case types.Numeric:
+					radix = 10
+					if col.Type.Width > 0 {
+						prec, scale = col.Type.Width, col.Type.Scale
+					}
 				}
 				nullable := "YES"
 				if col.NotNull {

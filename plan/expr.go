@@ -37,10 +37,6 @@ type Const struct {
 	// Array marks an Unknown constant written as ARRAY[...]; its text is
 	// PostgreSQL's array form.
 	Array bool
-	// Numeric marks a float8 constant written as a decimal literal (2.5),
-	// numeric in PostgreSQL: its cast to an integer type rounds half away
-	// from zero, as numeric's does, where a float8's rounds half to even.
-	Numeric bool
 }
 
 // ParamInfo is what binding learns of one parameter $N: its type,

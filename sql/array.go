@@ -153,6 +153,9 @@ func arrayBuild(shape []int, leaves []plan.Expr) (plan.Expr, error) {
 		}
 		elem = t
 	}
+	if elem.Kind == types.Numeric {
+		elem = types.TypFloat8 // a tensor of numerics holds float64s
+	}
 	dt, ok := types.DTypeOf(elem)
 	if !ok {
 		return nil, unsupported("ARRAY[...] of " + elem.String() + " elements other than constants (a tensor holds numbers or booleans)")

@@ -319,9 +319,6 @@ type (
 	CastExpr struct {
 		X    Expr
 		Type types.Type
-		// Numeric is set when the type was written numeric or decimal
-		// (held as float8).
-		Numeric bool
 	}
 	// SubscriptExpr is X[i][j]...
 	SubscriptExpr struct {

@@ -257,7 +257,7 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		case "+":
 			return x, nil
 		case "@":
-			return &plan.Call{Op: plan.OpAbs, Args: []plan.Expr{x}, Typ: x.Type()}, nil
+			return &plan.Call{Op: plan.OpAbs, Args: []plan.Expr{x}, Typ: operandType(x.Type())}, nil
 		case "-":
 		default:
 			return nil, unsupported("prefix operator " + e.Op)
@@ -271,11 +271,15 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 			}
 		}
 		if c, ok := x.(*plan.Const); ok && !c.Null && c.Param == nil && c.Typ.Kind == types.Float8 {
-			n := plan.FloatConst(-c.Val.Floats[0])
-			n.Numeric = c.Numeric
-			return n, nil
+			return plan.FloatConst(-c.Val.Floats[0]), nil
 		}
-		return &plan.Call{Op: plan.OpNeg, Args: []plan.Expr{x}, Typ: x.Type()}, nil
+		if c, ok := x.(*plan.Const); ok && !c.Null && c.Param == nil && c.Typ.Kind == types.Numeric {
+			v := types.NewVec(c.Typ, 1)
+			v.Bytes.Data = types.NumericNeg(v.Bytes.Data, c.Val.Bytes.Get(0))
+			v.AppendedBytes()
+			return &plan.Const{Typ: c.Typ, Val: v}, nil
+		}
+		return &plan.Call{Op: plan.OpNeg, Args: []plan.Expr{x}, Typ: operandType(x.Type())}, nil
 	case *AndExpr:
 		return b.logic(plan.OpAnd, e.Args, "AND")
 	case *OrExpr:
@@ -374,14 +378,8 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		if !canCast(x.Type(), e.Type) {
 			return nil, pgerror.Newf(pgerror.CannotCoerce, "cannot cast type %s to %s", x.Type(), e.Type)
 		}
-		if c, ok := x.(*plan.Const); ok && e.Type.Kind == types.Float8 {
-			x = numericMark(c, e.Numeric)
-		}
 		if x.Type().Equal(e.Type) {
 			return x, nil
-		}
-		if c, ok := x.(*plan.Const); ok && c.Numeric && e.Type.IsInteger() {
-			return numericToInt(c, e.Type), nil
 		}
 		return &plan.Cast{X: x, Typ: e.Type}, nil
 	case *SubscriptExpr:
@@ -447,9 +445,9 @@ func (b *binder) binary(e *BinaryExpr) (plan.Expr, error) {
 		if isUnknown(l) && isUnknown(r) {
 			l, r = castExpr(l, types.TypFloat8), castExpr(r, types.TypFloat8)
 		} else if isUnknown(l) {
-			l = castExpr(l, r.Type())
+			l = castExpr(l, operandType(r.Type()))
 		} else if isUnknown(r) {
-			r = castExpr(r, l.Type())
+			r = castExpr(r, operandType(l.Type()))
 		}
 		lt, rt := l.Type(), r.Type()
 		if !lt.IsNumeric() || !rt.IsNumeric() {
@@ -689,7 +687,7 @@ func (b *binder) funcCall(f *FuncCall) (plan.Expr, error) {
 		if !args[0].Type().IsNumeric() {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function abs(%s) does not exist", args[0].Type())
 		}
-		return &plan.Call{Op: plan.OpAbs, Args: args, Typ: args[0].Type()}, nil
+		return &plan.Call{Op: plan.OpAbs, Args: args, Typ: operandType(args[0].Type())}, nil
 	case "lower", "upper", "length", "char_length":
 		if err := nargs(1); err != nil {
 			return nil, err
@@ -793,26 +791,12 @@ func (a *aggContext) add(fn plan.AggFunc, f *FuncCall) (plan.Expr, error) {
 		switch fn {
 		case plan.AggCount:
 			call.Typ = types.TypInt8
-		case plan.AggSum:
-			switch {
-			case at.IsInteger():
-				call.Typ = types.TypInt8
-			case at.Kind == types.Float4 || at.Kind == types.Float8:
-				call.Typ = at
-			case at.IsVector():
-				call.Typ = types.Type{Kind: at.Kind}
-			default:
-				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function sum(%s) does not exist", at)
+		case plan.AggSum, plan.AggAvg:
+			t, ok := sumAvgType(at, fn == plan.AggAvg)
+			if !ok {
+				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, at)
 			}
-		case plan.AggAvg:
-			switch {
-			case at.IsVector():
-				call.Typ = types.Type{Kind: at.Kind}
-			case !at.IsNumeric():
-				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function avg(%s) does not exist", at)
-			default:
-				call.Typ = types.TypFloat8
-			}
+			call.Typ = t
 		case plan.AggMin, plan.AggMax:
 			if at.Kind == types.Tensor || at.IsVector() || at.Kind == types.JSON {
 				return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, at)

@@ -497,8 +497,25 @@ func convertTypeName(tn *pg.TypeName) (t types.Type, serial bool, err error) {
 		}
 		return types.TypFloat8, false, nil
 	case "numeric", "decimal":
-		// Held as float8 until a numeric type exists.
-		return types.TypFloat8, false, nil
+		t := types.TypNumeric
+		switch len(mods) {
+		case 0:
+			return t, false, nil
+		case 1, 2:
+			t.Width = mods[0]
+			if len(mods) == 2 {
+				t.Scale = mods[1]
+			}
+		default:
+			return t, false, pgerror.New(pgerror.InvalidParameterValue, "invalid NUMERIC type modifier")
+		}
+		if t.Width < 1 || t.Width > 1000 {
+			return t, false, pgerror.Newf(pgerror.InvalidParameterValue, "NUMERIC precision %d must be between 1 and 1000", t.Width)
+		}
+		if t.Scale < 0 || t.Scale > t.Width {
+			return t, false, pgerror.Newf(pgerror.InvalidParameterValue, "NUMERIC scale %d must be between 0 and precision %d", t.Scale, t.Width)
+		}
+		return t, false, nil
 	case "text":
 		return types.TypText, false, nil
 	case "oid":
@@ -1001,9 +1018,7 @@ func convertExpr(n *pg.Node) (Expr, error) {
 		if serial {
 			return nil, pgerror.New(pgerror.UndefinedObject, "type \"serial\" does not exist")
 		}
-		_, name := typeNames(e.TypeCast.TypeName)
-		numeric := (name == "numeric" || name == "decimal") && len(e.TypeCast.TypeName.ArrayBounds) == 0
-		return &CastExpr{X: x, Type: t, Numeric: numeric}, nil
+		return &CastExpr{X: x, Type: t}, nil
 	case *pg.Node_AIndirection:
 		x, err := convertExpr(e.AIndirection.Arg)
 		if err != nil {

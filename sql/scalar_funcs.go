@@ -10,8 +10,9 @@ import (
 )
 
 // Scalar functions of numbers and strings that exec evaluates through
-// plan.Func (exec/scalar_funcs.go). PostgreSQL's numeric is held as float8
-// here, so the functions that return numeric there return float8.
+// plan.Func (exec/scalar_funcs.go). Of numeric's functions, round, trunc,
+// floor, ceil, sign, mod and abs keep numeric; the others (sqrt, exp,
+// ln, power, ...) compute in double precision.
 
 // floatFuncs take and return double precision: PostgreSQL's float8
 // functions, and those of numeric whose float8 result prints the same.
@@ -20,6 +21,10 @@ var floatFuncs = map[string]int{
 	"asin": 1, "acos": 1, "atan": 1, "degrees": 1, "radians": 1, "floor": 1, "ceil": 1, "ceiling": 1,
 	"sign": 1, "atan2": 2, "power": 2, "pow": 2, "pi": 0,
 }
+
+// numericFuncs are the functions of floatFuncs with a numeric form,
+// taken for a numeric argument.
+var numericFuncs = map[string]bool{"floor": true, "ceil": true, "ceiling": true, "sign": true}
 
 // textFuncs are string functions with a fixed signature (min arguments
 // from the left; the rest optional).
@@ -63,6 +68,9 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 	if n, ok := floatFuncs[name]; ok {
 		if len(args) != n {
 			return noSuch()
+		}
+		if n == 1 && args[0].Type().Kind == types.Numeric && numericFuncs[name] {
+			return &plan.Func{Name: name, Args: args, Typ: types.TypNumeric}, true, nil
 		}
 		out := make([]plan.Expr, n)
 		for i, a := range args {
@@ -136,6 +144,22 @@ func scalarCall(name string, args []plan.Expr) (plan.Expr, bool, error) {
 		}
 		out := make([]plan.Expr, len(args))
 		var ok bool
+		if name != "log" && (len(args) == 2 || args[0].Type().Kind == types.Numeric) {
+			// round(numeric [, places]), trunc(numeric [, places]): the
+			// two-argument forms exist for numeric only.
+			a := args[0]
+			if !isUnknown(a) && !a.Type().IsNumeric() {
+				return noSuch()
+			}
+			out[0] = castExpr(a, types.TypNumeric)
+			if len(args) == 2 {
+				if !args[1].Type().IsInteger() && !isUnknown(args[1]) {
+					return noSuch()
+				}
+				out[1] = castExpr(args[1], types.TypInt4)
+			}
+			return &plan.Func{Name: name, Args: out, Typ: types.TypNumeric}, true, nil
+		}
 		if out[0], ok = numeric(args[0]); !ok {
 			return noSuch()
 		}

@@ -9,8 +9,9 @@ import (
 	"github.com/deeplaked/deeplaked/types"
 )
 
-// literal types a Literal: integers as int4 (int8 when larger), other
-// numbers as float8, strings as Unknown until context gives them a type.
+// literal types a Literal: integers as int4 (int8 when larger, numeric
+// beyond), other numbers as numeric, strings as Unknown until context
+// gives them a type.
 func literal(l *Literal) (plan.Expr, error) {
 	switch l.Kind {
 	case LitNull:
@@ -20,28 +21,25 @@ func literal(l *Literal) (plan.Expr, error) {
 	case LitInt:
 		v, err := strconv.ParseInt(l.Text, 10, 64)
 		if err != nil {
-			f, ferr := strconv.ParseFloat(l.Text, 64)
-			if ferr != nil {
-				return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
-			}
-			c := plan.FloatConst(f)
-			c.Numeric = true
-			return c, nil
+			return numericConst(l.Text)
 		}
 		if v >= math.MinInt32 && v <= math.MaxInt32 {
 			return plan.IntConst(types.TypInt4, v), nil
 		}
 		return plan.IntConst(types.TypInt8, v), nil
 	case LitFloat:
-		f, err := strconv.ParseFloat(l.Text, 64)
-		if err != nil && !isRangeErr(err) {
-			return nil, pgerror.Newf(pgerror.InvalidTextRepresentation, "invalid number %q", l.Text)
-		}
-		c := plan.FloatConst(f)
-		c.Numeric = true
-		return c, nil
+		return numericConst(l.Text)
 	}
 	return plan.StringConst(types.TypUnknown, l.Text), nil
+}
+
+// numericConst is the numeric constant s spells.
+func numericConst(s string) (*plan.Const, error) {
+	v := types.NewVec(types.TypNumeric, 1)
+	if err := types.AppendParsed(v, s); err != nil {
+		return nil, err
+	}
+	return &plan.Const{Typ: types.TypNumeric, Val: v}, nil
 }
 
 // intFits reports whether v is in the range of the integer type t.
@@ -53,53 +51,6 @@ func intFits(t types.Type, v int64) bool {
 		return v >= math.MinInt32 && v <= math.MaxInt32
 	}
 	return true
-}
-
-// numericMark returns c cast to numeric (when numeric is set) or to
-// double precision, both held as float8: a decimal literal or quoted
-// number cast to numeric keeps numeric's rounding to integers, one cast
-// to double precision takes float8's.
-func numericMark(c *plan.Const, numeric bool) plan.Expr {
-	if c.Null || c.Param != nil || c.Array {
-		return c
-	}
-	switch c.Typ.Kind {
-	case types.Unknown:
-		if !numeric {
-			return c
-		}
-		f := foldLiteral(c, types.TypFloat8)
-		if f == nil {
-			return c
-		}
-		f.Numeric = true
-		return f
-	case types.Float8:
-		if c.Numeric == numeric {
-			return c
-		}
-		n := *c
-		n.Numeric = numeric
-		return &n
-	}
-	return c
-}
-
-// numericToInt converts c, a decimal literal, to the integer type t as
-// PostgreSQL's numeric cast does: rounded half away from zero (2.5 is 3,
-// -2.5 is -3). A value out of t's range is left to the cast, rounded,
-// which fails with 22003 when it runs.
-func numericToInt(c *plan.Const, t types.Type) plan.Expr {
-	f := math.Round(c.Val.Floats[0])
-	if f >= -0x1p63 && f < 0x1p63 && intFits(t, int64(f)) {
-		return plan.IntConst(t, int64(f))
-	}
-	return &plan.Cast{X: plan.FloatConst(f), Typ: t}
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 func isUnknown(e plan.Expr) bool { return e.Type().Kind == types.Unknown }
@@ -119,6 +70,9 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	if e.Type().Equal(t) {
 		return e
 	}
+	if t.Kind == types.Numeric && t.Width == 0 && e.Type().Kind == types.Numeric {
+		return e // every numeric is a numeric: no rounding, no check
+	}
 	if c, ok := e.(*plan.Const); ok && c.Param != nil && c.Typ.Kind == types.Unknown {
 		return inferParam(c, t)
 	}
@@ -127,9 +81,6 @@ func castExpr(e plan.Expr, t types.Type) plan.Expr {
 	}
 	if c, ok := e.(*plan.Const); ok && c.Null {
 		return plan.NullConst(t)
-	}
-	if c, ok := e.(*plan.Const); ok && c.Numeric && t.IsInteger() {
-		return numericToInt(c, t)
 	}
 	if c, ok := e.(*plan.Const); ok {
 		if folded := foldLiteral(c, t); folded != nil {
@@ -229,12 +180,49 @@ func numericResult(a, b types.Type) types.Type {
 		}
 		return types.TypInt2
 	}
-	// real with real stays real; real with an integer is double precision,
-	// PostgreSQL's preferred type of the numeric category.
-	if a.Kind == types.Float4 && b.Kind == types.Float4 {
+	// real with real stays real; real with an integer or numeric is
+	// double precision, PostgreSQL's preferred type of the numeric
+	// category; integers with numeric are numeric.
+	switch {
+	case a.Kind == types.Float4 && b.Kind == types.Float4:
 		return types.TypFloat4
+	case a.Kind == types.Float4 || a.Kind == types.Float8 || b.Kind == types.Float4 || b.Kind == types.Float8:
+		return types.TypFloat8
 	}
-	return types.TypFloat8
+	return types.TypNumeric
+}
+
+// operandType is the type an operator takes for an operand of type t:
+// numeric's operators take numeric of any precision and scale.
+func operandType(t types.Type) types.Type {
+	if t.Kind == types.Numeric {
+		return types.TypNumeric
+	}
+	return t
+}
+
+// sumAvgType returns the result type of sum (avg when avg is set) over
+// values of type t, as PostgreSQL's: sum of smallint or integer is
+// bigint, of bigint numeric; avg of any integer or numeric is numeric, of
+// floats double precision; ok is false when t has no sum.
+func sumAvgType(t types.Type, avg bool) (types.Type, bool) {
+	switch {
+	case t.IsVector():
+		return types.Type{Kind: t.Kind}, true
+	case t.Kind == types.Float4 || t.Kind == types.Float8:
+		if avg {
+			return types.TypFloat8, true
+		}
+		return t, true
+	case t.Kind == types.Int2 || t.Kind == types.Int4:
+		if avg {
+			return types.TypNumeric, true
+		}
+		return types.TypInt8, true
+	case t.Kind == types.Int8, t.Kind == types.Numeric:
+		return types.TypNumeric, true
+	}
+	return types.Type{}, false
 }
 
 // commonType returns the type two compared or combined values are converted
@@ -244,17 +232,11 @@ func commonType(a, b types.Type) (types.Type, bool) {
 	case a.Kind == types.Unknown && b.Kind == types.Unknown:
 		return types.TypText, true
 	case a.Kind == types.Unknown:
-		return b, true
+		return operandType(b), true
 	case b.Kind == types.Unknown:
-		return a, true
+		return operandType(a), true
 	case a.IsNumeric() && b.IsNumeric():
-		if a.IsInteger() && b.IsInteger() {
-			return numericResult(a, b), true
-		}
-		if a.Kind == types.Float4 && b.Kind == types.Float4 {
-			return types.TypFloat4, true
-		}
-		return types.TypFloat8, true
+		return numericResult(a, b), true
 	case a.IsTextual() && b.IsTextual():
 		return types.TypText, true
 	case a.IsDateTime() && b.IsDateTime() && a.Kind != b.Kind:

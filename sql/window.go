@@ -257,12 +257,12 @@ func (b *binder) windowCall(f *FuncCall) (plan.Expr, error) {
 		if !x.Type().IsNumeric() {
 			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, x.Type())
 		}
-		switch {
-		case fn == plan.WinAvg || !x.Type().IsInteger():
+		if k := x.Type().Kind; k == types.Float4 || k == types.Float8 {
 			x = castExpr(x, types.TypFloat8)
-			call.Typ = types.TypFloat8
-		default:
-			call.Typ = types.TypInt8
+		}
+		var ok bool
+		if call.Typ, ok = sumAvgType(x.Type(), fn == plan.WinAvg); !ok || x.Type().IsVector() {
+			return nil, pgerror.Newf(pgerror.UndefinedFunction, "function %s(%s) does not exist", f.Name, x.Type())
 		}
 		call.Arg = w.extra(x)
 	}

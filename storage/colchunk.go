@@ -152,6 +152,8 @@ func kindCode(k types.Kind) byte {
 		return 19
 	case types.Bpchar:
 		return 20
+	case types.Numeric:
+		return 21
 	}
 	return 0
 }
@@ -208,7 +210,7 @@ func shapeOf(t types.Type) (s colShape, ok bool) {
 		s.layout, s.width = layoutFixed, 4
 	case types.Int8, types.Float8, types.Timestamp, types.TimestampTZ:
 		s.layout, s.width = layoutFixed, 8
-	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID, types.Interval, types.Bpchar:
+	case types.Text, types.Varchar, types.Bytea, types.JSON, types.JSONB, types.UUID, types.Interval, types.Bpchar, types.Numeric:
 		s.layout = layoutVar
 	case types.Vector, types.HalfVec:
 		s.layout = layoutVar

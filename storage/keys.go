@@ -176,7 +176,12 @@ func appendPKKey(dst []byte, t *TableDesc, b *types.Batch, i int) []byte {
 		default:
 			// Bytes are escaped so that a value is never a prefix of
 			// another's encoding: 0x00 → 0x00 0xff, terminated by 0x00 0x01.
-			for _, c := range v.Bytes.Get(i) {
+			// Numerics enter by their key, which equal numbers share.
+			val := v.Bytes.Get(i)
+			if v.Type.Kind == types.Numeric {
+				val = types.AppendNumericKey(nil, val)
+			}
+			for _, c := range val {
 				if c == 0 {
 					dst = append(dst, 0, 0xff)
 				} else {

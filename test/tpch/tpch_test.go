@@ -18,18 +18,9 @@ import (
 	"github.com/deeplaked/deeplaked/server"
 )
 
-// numericGaps are the queries whose answers differ from PostgreSQL's only
-// because deeplaked holds numeric as double precision: their sums and
-// averages carry binary rounding, their values print without the
-// column's scale, and query 6's BETWEEN 0.06 - 0.01 AND 0.06 + 0.01
-// leaves out the rows at 0.07. They must run; their answers are compared
-// once numeric is exact.
-var numericGaps = map[int]bool{1: true, 2: true, 3: true, 5: true, 6: true, 7: true, 8: true, 9: true,
-	10: true, 11: true, 14: true, 17: true, 18: true, 19: true, 22: true}
-
 // TestTPCHAgainstPostgres: the 22 queries on the same data give the same
 // rows, in the same order, printed the same, on deeplaked and PostgreSQL
-// 15 (but for numericGaps, which must run without an error).
+// 15.
 func TestTPCHAgainstPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and loads TPC-H twice")
@@ -83,16 +74,11 @@ func TestTPCHAgainstPostgres(t *testing.T) {
 		}
 		if answers["deeplaked"] == answers["postgres"] {
 			matched++
-			if numericGaps[q] {
-				t.Errorf("query %d gives PostgreSQL's answer: take it off numericGaps", q)
-			}
 			continue
 		}
-		if !numericGaps[q] {
-			t.Errorf("query %d: deeplaked answers\n%s\nPostgreSQL\n%s", q, head(answers["deeplaked"]), head(answers["postgres"]))
-		}
+		t.Errorf("query %d: deeplaked answers\n%s\nPostgreSQL\n%s", q, head(answers["deeplaked"]), head(answers["postgres"]))
 	}
-	t.Logf("%d of %d queries give PostgreSQL's answers; %d wait for exact numeric", matched, tpch.NumQueries, len(numericGaps))
+	t.Logf("%d of %d queries give PostgreSQL's answers", matched, tpch.NumQueries)
 }
 
 // run runs a query file's statements and returns the rows of the last
