@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -144,6 +145,26 @@ func TestTensorExactShuffleSpills(t *testing.T) {
 	mem, files := frames(opts, 1<<40)
 	if files != 0 || len(mem) < 20 {
 		t.Fatalf("in memory: %d files, %d frames", files, len(mem))
+	}
+	// Shuffled rows keep their numerics, as float64s.
+	nonzero := 0
+	for _, p := range mem {
+		f := decodeFrame(t, p)
+		for r := range f.rows {
+			if f.cols[9].null(r) {
+				continue
+			}
+			x := math.Float64frombits(binary.LittleEndian.Uint64(f.cols[9].values[8*r:]))
+			if x != 1.25 && x != -0.5 && x != 12345678.91 && x != 0 {
+				t.Fatalf("shuffled numeric %v", x)
+			}
+			if x != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("shuffled numerics are all 0")
 	}
 	spilled, files := frames(opts, 2000)
 	if files != 1 {

@@ -57,6 +57,8 @@ type tensorCol struct {
 	// text is set for a bytes column whose values are written in their
 	// text form (types that have no bytes layout of their own).
 	text bool
+	// numeric is set for a numeric column, sent as float64s.
+	numeric bool
 
 	hasNull bool
 	// nelems counts a ragged column's elements, nbytes a bytes column's
@@ -105,6 +107,9 @@ func newTensorCol(name string, t types.Type) *tensorCol {
 		c.dtype = types.DTFloat32
 	case types.Float8:
 		c.dtype = types.DTFloat64
+	case types.Numeric:
+		// A numeric trains as a float64, the nearest one.
+		c.dtype, c.numeric = types.DTFloat64, true
 	case types.Vector, types.HalfVec:
 		c.dtype = types.DTFloat32
 		if t.Kind == types.HalfVec {
@@ -241,7 +246,7 @@ func (c *tensorCol) addFixed(null, b bool, n int64, f float64, bs []byte) {
 		c.values = append(c.values, v)
 	case types.Float4:
 		c.values = le.AppendUint32(c.values, math.Float32bits(float32(f)))
-	case types.Float8:
+	case types.Float8, types.Numeric:
 		c.values = le.AppendUint64(c.values, math.Float64bits(f))
 	default:
 		switch c.dtype {
@@ -360,7 +365,7 @@ func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
 		}
 	}
 	for j, c := range f.cols {
-		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
+		if c.fixedBytes() {
 			if e, ok := f.rowExtent(cols[j], i); ok {
 				c.addExtent(e, f.rows)
 				continue
@@ -372,10 +377,20 @@ func (f *tensorFrames) addRow(cols []*types.Vec, i int) error {
 	return f.overLimit()
 }
 
+// fixedBytes reports whether c is a fixed-width column of vectors or
+// tensors, whose values are their bytes in the frame.
+func (c *tensorCol) fixedBytes() bool {
+	return c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes && !c.numeric
+}
+
 // addVec appends row i of v as the frame's row r.
 func (c *tensorCol) addVec(v *types.Vec, i, r int) {
 	if v.Nulls[i] {
 		c.add(r, true, false, 0, 0, nil)
+		return
+	}
+	if c.numeric {
+		c.add(r, false, false, 0, types.NumericToFloat(v.Bytes.Get(i)), nil)
 		return
 	}
 	if c.text {
@@ -404,7 +419,7 @@ func (c *tensorCol) addVec(v *types.Vec, i, r int) {
 func (f *tensorFrames) addRange(cols []*types.Vec, i, j int) error {
 	for k, c := range f.cols {
 		v := cols[k]
-		fixedBytes := c.kind == tensorKindFixed && v.Type.Phys() == types.PhysBytes
+		fixedBytes := c.fixedBytes()
 		if fixedBytes && f.extentOf != nil {
 			if e, ok := f.extentOf(v); ok {
 				c.addExtent(e.Slice(i, j), f.rows)
@@ -477,7 +492,15 @@ func (f *tensorFrames) unborrow() {
 func (f *tensorFrames) addSlot(st *rowStore, s int) error {
 	for j, c := range f.cols {
 		sc := &st.cols[j]
-		if c.kind == tensorKindFixed && c.typ.Phys() == types.PhysBytes {
+		if c.numeric {
+			x := 0.0
+			if !sc.nulls[s] {
+				x = types.NumericToFloat(sc.bytes[s])
+			}
+			c.add(f.rows, sc.nulls[s], false, 0, x, nil)
+			continue
+		}
+		if c.fixedBytes() {
 			if sc.exts != nil && sc.exts[s].Rows > 0 {
 				e := sc.exts[s]
 				c.addExtent(e, f.rows)

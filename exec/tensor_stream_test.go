@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -111,14 +112,15 @@ func (o *sliceOp) Next() (*types.Batch, error) {
 func (o *sliceOp) Close() {}
 
 var mixedTypes = []types.Type{types.TensorOf(types.DTUint8, 2, 2), types.TensorOf(types.DTFloat32, types.Ragged),
-	types.VectorOf(3), types.TypInt4, types.TypText, types.TypInt2, types.TypFloat8, types.TypBool, types.TypJSONB}
+	types.VectorOf(3), types.TypInt4, types.TypText, types.TypInt2, types.TypFloat8, types.TypBool, types.TypJSONB,
+	{Kind: types.Numeric, Width: 10, Scale: 2}}
 
 var mixedRows = [][]string{
-	{"{{1,2},{3,255}}", "{0.5,-2}", "[1,2,3]", "1", "one", "10", "0.25", "true", `{"a": 1}`},
-	{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"},
-	{"{{0,0},{0,9}}", "{}", "[0,0,7]", "-7", "", "-3", "-1e300", "false", "[]"},
-	{"{{5,6},{7,8}}", "{1,2,3}", "[4,5,6]", "3", "three", "1", "2", "true", "3"},
-	{"{{9,9},{9,9}}", "{4}", "[7,8,9]", "4", "four", "2", "3", "false", "null"},
+	{"{{1,2},{3,255}}", "{0.5,-2}", "[1,2,3]", "1", "one", "10", "0.25", "true", `{"a": 1}`, "1.25"},
+	{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"},
+	{"{{0,0},{0,9}}", "{}", "[0,0,7]", "-7", "", "-3", "-1e300", "false", "[]", "-0.50"},
+	{"{{5,6},{7,8}}", "{1,2,3}", "[4,5,6]", "3", "three", "1", "2", "true", "3", "12345678.91"},
+	{"{{9,9},{9,9}}", "{4}", "[7,8,9]", "4", "four", "2", "3", "false", "null", "0"},
 }
 
 func mixedCopy(t testing.TB, opts plan.TensorOptions, batches int) *CopyTo {
@@ -203,8 +205,12 @@ func TestTensorFrames(t *testing.T) {
 			if got := int16(le.Uint16(f.cols[5].values[2*r:])); strconv.Itoa(int(got)) != src[5] {
 				t.Errorf("int2 row %d: %d", r, got)
 			}
-			if f.cols[6].dtype != 10 || f.cols[7].dtype != 1 || f.cols[8].kind != 2 || f.cols[8].dtype != 3 {
+			if f.cols[6].dtype != 10 || f.cols[7].dtype != 1 || f.cols[8].kind != 2 || f.cols[8].dtype != 3 || f.cols[9].kind != 0 || f.cols[9].dtype != 10 {
 				t.Errorf("scalar columns %+v", f.cols[6:])
+			}
+			// A numeric streams as the nearest float64.
+			if got, want := math.Float64frombits(le.Uint64(f.cols[9].values[8*r:])), src[9]; strconv.FormatFloat(got, 'f', -1, 64) != strings.TrimSuffix(strings.TrimRight(want, "0"), ".") && !(got == 0 && want == "0") {
+				t.Errorf("numeric row %d: %v, want %s", r, got, want)
 			}
 		}
 	}
