@@ -1084,7 +1084,10 @@ func decodeColChunkKeep(data []byte, typ types.Type, out *types.Vec, keep, verif
 // appendFixedOffsets records n values of w bytes that were appended to
 // out.Bytes.Data at base.
 func appendFixedOffsets(out *types.Vec, n, w, base int) {
-	out.Nulls = append(out.Nulls, make([]bool, n)...)
+	b := len(out.Nulls)
+	out.Nulls = grow(out.Nulls, n)[:b+n]
+	clear(out.Nulls[b:])
+	out.Bytes.Offsets = grow(out.Bytes.Offsets, n)
 	for k := 1; k <= n; k++ {
 		out.Bytes.Offsets = append(out.Bytes.Offsets, int32(base+k*w))
 	}
@@ -1123,7 +1126,8 @@ func (h *colChunkHeader) decodeRaw(raw []byte, out *types.Vec) error {
 		if base+h.valuesLen > math.MaxInt32 {
 			return vecFull()
 		}
-		out.Bytes.Data = append(out.Bytes.Data, vals...)
+		out.Bytes.Data = append(grow(out.Bytes.Data, len(vals)), vals...)
+		out.Bytes.Offsets = grow(out.Bytes.Offsets, n)
 		for i := 1; i <= n; i++ {
 			out.Bytes.Offsets = append(out.Bytes.Offsets, int32(base+int(binary.LittleEndian.Uint32(offs[4*i:]))))
 		}
@@ -1183,7 +1187,8 @@ func (h *colChunkHeader) nullRows() int {
 // appendNulls appends the chunk's NULL flags to out.Nulls.
 func (h *colChunkHeader) appendNulls(out *types.Vec) {
 	base := len(out.Nulls)
-	out.Nulls = append(out.Nulls, make([]bool, h.rows)...)
+	out.Nulls = grow(out.Nulls, h.rows)[:base+h.rows]
+	clear(out.Nulls[base:])
 	if h.nulls != nil {
 		nulls := out.Nulls[base:]
 		for i := range nulls {
