@@ -742,6 +742,9 @@ func (c *castEval) castOne(x *types.Vec, i int, from, to types.Type) error {
 		return nil
 	case to.Kind == types.Numeric || from.Kind == types.Numeric:
 		return c.castNumeric(x, i, from, to)
+	case from.IsDateTime() && to.IsDateTime():
+		out.AppendInt(types.ConvertDateTime(x.Ints[i], from.Kind, to.Kind))
+		return nil
 	case from.IsInteger() && to.IsInteger():
 		return appendIntChecked(out, x.Ints[i], false)
 	case from.IsInteger() && (to.Kind == types.Float4 || to.Kind == types.Float8):

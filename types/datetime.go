@@ -300,3 +300,29 @@ func AppendTimestamp(dst []byte, us int64, tz bool) []byte {
 	}
 	return dst
 }
+
+// ConvertDateTime converts v, a value of kind from (date, timestamp or
+// timestamptz), to kind to: a date is its midnight, a timestamp's date
+// the day it falls in; infinities stay infinite. Timestamps carry no zone
+// of their own here (timestamptz is UTC), so the two convert unchanged.
+func ConvertDateTime(v int64, from, to Kind) int64 {
+	switch {
+	case from == Date && to != Date:
+		switch v {
+		case DateInfinity:
+			return TimestampInfinity
+		case DateNegInfinity:
+			return TimestampNegInfinity
+		}
+		return v * 86400e6
+	case from != Date && to == Date:
+		switch v {
+		case TimestampInfinity:
+			return DateInfinity
+		case TimestampNegInfinity:
+			return DateNegInfinity
+		}
+		return floorDiv(v, 86400e6)
+	}
+	return v
+}
