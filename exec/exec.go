@@ -71,6 +71,10 @@ type Env struct {
 	// owned are the accounts of expressions (checkValue), given back by
 	// Close.
 	owned []*MemAccount
+	// morsels, while a Gather builds a worker's pipeline, gives the
+	// worker's scan of morselScan its row groups.
+	morsels    *morsels
+	morselScan *plan.Scan
 }
 
 // Close gives back the memory the statement's expressions still hold
@@ -133,7 +137,12 @@ type Operator interface {
 func Build(env *Env, n plan.Node) (Operator, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
+		if n == env.morselScan {
+			return newMorselScan(env, n)
+		}
 		return newScan(env, n)
+	case *plan.Gather:
+		return newGather(env, n)
 	case *plan.Values:
 		return newValues(env, n)
 	case *plan.Join:

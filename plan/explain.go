@@ -35,6 +35,10 @@ func (e *explainer) node(n Node, depth int) {
 	add := func(s string) { e.lines = append(e.lines, head+s) }
 	var kids []Node
 	switch n := n.(type) {
+	case *Gather:
+		add("Gather")
+		detail("Workers Planned: %d", n.Workers)
+		kids = append(kids, n.Input)
 	case *Scan:
 		switch storage.LookupOf(n.Table, n.ZonePreds()) {
 		case storage.LookupByKey:

@@ -64,7 +64,7 @@ func (s *Session) declareCursor(ctx context.Context, st *sql.DeclareCursor, w Re
 	if err := s.authorize(node); err != nil {
 		return err
 	}
-	node = planner.Optimize(node)
+	node = planner.Plan(node, s.parallelWorkers())
 	p := &Portal{cols: columnsOf(node.Columns()), started: true, hold: st.Hold}
 	if st.Hold {
 		m := &materializer{}

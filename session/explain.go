@@ -20,7 +20,7 @@ func (s *Session) execExplain(st *sql.Explain, cat sql.Catalog, w ResultWriter) 
 	if err := s.authorize(node); err != nil {
 		return err
 	}
-	lines := plan.Explain(planner.Optimize(node))
+	lines := plan.Explain(planner.Plan(node, s.parallelWorkers()))
 	if err := w.WriteColumns(explainColumns); err != nil {
 		return err
 	}

@@ -432,7 +432,7 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 				// clients (pgx) prepare it again on this error.
 				return false, pgerror.New(pgerror.FeatureNotSupported, "cached plan must not change result type")
 			}
-			if err := p.cur.open(s, ctx, planner.Optimize(node)); err != nil {
+			if err := p.cur.open(s, ctx, planner.Plan(node, s.parallelWorkers())); err != nil {
 				return false, err
 			}
 		}

@@ -287,7 +287,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err := s.authorizeLocking(node, st.Locking); err != nil {
 			return err
 		}
-		return s.runQuery(ctx, planner.Optimize(node), w)
+		return s.runQuery(ctx, planner.Plan(node, s.parallelWorkers()), w)
 	case *sql.Insert:
 		n, res, err := s.insert(ctx, st)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ var params = []*param{
 	{name: "max_connections", def: "100", fixed: true, check: checkInt(0, 262143), desc: "Sets the maximum number of concurrent connections."},
 	{name: "max_identifier_length", def: "63", fixed: true, desc: "Shows the maximum identifier length."},
 	{name: "max_parallel_maintenance_workers", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per maintenance operation."},
-	{name: "max_parallel_workers_per_gather", def: "2", check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
+	{name: "max_parallel_workers_per_gather", def: strconv.Itoa(runtime.GOMAXPROCS(0)), check: checkInt(0, 1024), desc: "Sets the maximum number of parallel processes per executor node."},
 	{name: "max_stack_depth", def: stackDepthSetting(sql.DefaultStackDepthKB()), check: checkStackDepth, superuser: true, desc: "Sets the maximum stack depth, in kilobytes."},
 	{name: "memory_limit", def: "-1", fixed: true, desc: "Shows the server's memory limit (--memory-limit)."},
 	{name: "role", def: "none", desc: "Sets the current session's role."},
@@ -1095,4 +1096,11 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// parallelWorkers is how many workers a Gather may use
+// (max_parallel_workers_per_gather; below 2, none).
+func (s *Session) parallelWorkers() int {
+	n, _ := strconv.Atoi(s.settings.cur["max_parallel_workers_per_gather"])
+	return n
 }

@@ -1,0 +1,117 @@
+package planner
+
+import (
+	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/storage"
+)
+
+// Plan returns the physical plan of a query: Optimize's, then run by up
+// to workers workers where that cannot change its answer.
+func Plan(n plan.Node, workers int) plan.Node {
+	return parallelize(Optimize(n), false, workers)
+}
+
+// parallelize puts a Gather over each pipeline of filters and
+// projections over a sequential scan whose rows' order does not matter:
+// those below an aggregate whose result does not depend on the order of
+// its input (and through the joins, filters and projections between
+// them). orderFree says whether n's own output order matters to its
+// consumer.
+func parallelize(n plan.Node, orderFree bool, workers int) plan.Node {
+	if workers < 2 {
+		return n
+	}
+	if orderFree {
+		if s, ok := parallelScan(n); ok {
+			return &plan.Gather{Input: n, Scan: s, Workers: workers}
+		}
+	}
+	switch n := n.(type) {
+	case *plan.Aggregate:
+		free := true
+		for _, a := range n.Aggs {
+			if a.Func == plan.AggStringAgg {
+				free = false // string_agg's result follows its input's order
+			}
+		}
+		c := *n
+		c.Input = parallelize(n.Input, free, workers)
+		return &c
+	case *plan.Filter, *plan.Project:
+		return mapChildren(n, func(in plan.Node) plan.Node { return parallelize(in, orderFree, workers) })
+	case *plan.Join:
+		// A hash join's output follows its inputs' order.
+		c := *n
+		c.Left = parallelize(n.Left, orderFree, workers)
+		c.Right = parallelize(n.Right, orderFree, workers)
+		return &c
+	}
+	return mapChildren(n, func(in plan.Node) plan.Node { return parallelize(in, false, workers) })
+}
+
+// parallelScan returns the scan at the bottom of n when n is a pipeline
+// of filters and projections over a sequential scan of a table whose
+// expressions workers can evaluate apart: no parameters of an enclosing
+// query, no subqueries, nothing volatile or that reads the session.
+func parallelScan(n plan.Node) (*plan.Scan, bool) {
+	for {
+		switch x := n.(type) {
+		case *plan.Filter:
+			if !parallelSafe(x.Pred) {
+				return nil, false
+			}
+			n = x.Input
+		case *plan.Project:
+			for _, e := range x.Exprs {
+				if !parallelSafe(e) {
+					return nil, false
+				}
+			}
+			n = x.Input
+		case *plan.Scan:
+			if x.Borrow || len(x.Hollow) > 0 || x.Table.AsOf != 0 || !parallelSafe(x.Filter) ||
+				storage.LookupOf(x.Table, x.ZonePreds()) != storage.NoLookup {
+				return nil, false
+			}
+			return x, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// parallelFuncs are the functions workers may evaluate at once: they
+// read their arguments only.
+var parallelFuncs = map[string]bool{}
+
+func init() {
+	for _, f := range []string{"pi", "now", "statement_timestamp", "date_part", "extract", "date_trunc",
+		"date_pli", "date_mii", "date_mi", "timestamp_pl_interval", "timestamp_mi_interval", "timestamp_mi",
+		"interval_pl", "interval_mi", "interval_mul", "interval_div", "sqrt", "cbrt", "exp", "ln", "log10",
+		"log", "sin", "cos", "tan", "cot", "asin", "acos", "atan", "atan2", "degrees", "radians", "floor",
+		"ceil", "ceiling", "sign", "power", "pow", "round", "trunc", "mod", "greatest", "least", "concat",
+		"concat_ws", "lpad", "rpad", "repeat", "reverse", "split_part", "chr", "ascii", "initcap", "md5",
+		"octet_length", "starts_with", "translate", "to_hex", "position", "substring", "substr", "replace",
+		"strpos", "left", "right", "btrim", "ltrim", "rtrim"} {
+		parallelFuncs[f] = true
+	}
+}
+
+// parallelSafe reports whether workers may evaluate e at once.
+func parallelSafe(e plan.Expr) bool {
+	safe := true
+	Walk(e, func(x plan.Expr) {
+		switch x := x.(type) {
+		case *plan.ColRef, *plan.Cast, *plan.Case:
+		case *plan.Const:
+			safe = safe && x.Param == nil
+		case *plan.Call:
+			safe = safe && x.Op != plan.OpRandom
+		case *plan.Func:
+			safe = safe && parallelFuncs[x.Name]
+		default:
+			safe = false
+		}
+	})
+	return safe
+}
