@@ -49,11 +49,17 @@ func pruneJoinColumns(n plan.Node) plan.Node {
 	return n
 }
 
-// prunable reports whether n is a join, under filters.
+// prunable reports whether n is a join, under filters and projections
+// that pick columns.
 func prunable(n plan.Node) bool {
 	for {
 		switch x := n.(type) {
 		case *plan.Filter:
+			n = x.Input
+		case *plan.Project:
+			if !picksColumns(x) {
+				return false
+			}
 			n = x.Input
 		case *plan.Join:
 			return true
@@ -84,6 +90,38 @@ func prune(n plan.Node, used []bool) (plan.Node, []int) {
 		markUsed(x.Pred, u)
 		in, m := prune(x.Input, u)
 		return &plan.Filter{Input: in, Pred: Remap(x.Pred, m)}, m
+	case *plan.Project:
+		if !picksColumns(x) || len(x.Exprs) == 0 {
+			break
+		}
+		// The columns used, or the first, so that rows are still counted.
+		var keep []int
+		for i, u := range used {
+			if u {
+				keep = append(keep, i)
+			}
+		}
+		if len(keep) == 0 {
+			keep = []int{0}
+		}
+		u := make([]bool, len(x.Input.Columns()))
+		for _, i := range keep {
+			u[x.Exprs[i].(*plan.ColRef).Idx] = true
+		}
+		in, mi := prune(x.Input, u)
+		m := make([]int, len(used))
+		for i := range m {
+			m[i] = -1
+		}
+		c := &plan.Project{Input: in}
+		for _, i := range keep {
+			r := *x.Exprs[i].(*plan.ColRef)
+			r.Idx = mi[r.Idx]
+			m[i] = len(c.Exprs)
+			c.Exprs = append(c.Exprs, &r)
+			c.Names = append(c.Names, x.Names[i])
+		}
+		return c, m
 	case *plan.Join:
 		nl := len(x.Left.Columns())
 		nr := len(used) - nl
@@ -135,4 +173,15 @@ func prune(n plan.Node, used []bool) (plan.Node, []int) {
 		m[i] = i
 	}
 	return n, m
+}
+
+// picksColumns reports whether projection p only picks columns of its
+// input.
+func picksColumns(p *plan.Project) bool {
+	for _, e := range p.Exprs {
+		if _, ok := e.(*plan.ColRef); !ok {
+			return false
+		}
+	}
+	return true
 }
