@@ -7,10 +7,12 @@ import "github.com/deeplaked/deeplaked/plan"
 // WHERE (as TPC-H's queries 4, 21 and 22 write them), becomes a semi or an
 // anti join of the filter's input with the subquery's rows: its
 // correlated conjuncts are the join's condition (equalities hash keys),
-// so the subquery's table is read once, not once per outer row. A
+// so the subquery's table is read once, not once per outer row. Scalar
+// subqueries that aggregate become joins too (decorrelate_scalar.go). A
 // subquery of any other shape runs per row as before.
 
-// decorrelate rewrites the EXISTS conjuncts of filter n it can.
+// decorrelate rewrites the EXISTS conjuncts of filter n it can, then the
+// conjuncts that read scalar aggregate subqueries.
 func decorrelate(n plan.Node) plan.Node {
 	f, ok := n.(*plan.Filter)
 	if !ok {
@@ -28,6 +30,9 @@ func decorrelate(n plan.Node) plan.Node {
 			}
 		}
 		keep = append(keep, c)
+	}
+	if out, ok := joinAggregates(input, keep); ok {
+		return out
 	}
 	if !changed {
 		return n

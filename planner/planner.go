@@ -261,7 +261,9 @@ func mapRefs(e plan.Expr, fn func(*plan.ColRef) plan.Expr) plan.Expr {
 }
 
 // mapLeaves returns e with every column reference and parameter x
-// replaced by fn(x); the rest of e is copied where it changes.
+// replaced by fn(x); the rest of e is copied where it changes. A subquery
+// is offered to fn too: one fn returns as it is has its arguments and
+// test mapped.
 func mapLeaves(e plan.Expr, fn func(plan.Expr) plan.Expr) plan.Expr {
 	all := func(es []plan.Expr) []plan.Expr {
 		out := make([]plan.Expr, len(es))
@@ -296,6 +298,9 @@ func mapLeaves(e plan.Expr, fn func(plan.Expr) plan.Expr) plan.Expr {
 		c.Args = all(e.Args)
 		return &c
 	case *plan.Subquery:
+		if x := fn(e); x != plan.Expr(e) {
+			return x
+		}
 		// The plan reads its own input; only Test and Args read ours.
 		c := *e
 		c.Args = all(e.Args)
