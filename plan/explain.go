@@ -10,30 +10,47 @@ import (
 
 // Explain returns the lines of EXPLAIN's output for the physical plan n,
 // laid out as PostgreSQL lays out its plans (without costs): a node per
-// line, its children under "->", its details below it. Projections are
-// not shown, as in PostgreSQL.
+// line, its children under "->", its details below it, the plans of its
+// subqueries as InitPlans and SubPlans. Projections are not shown, as in
+// PostgreSQL.
 func Explain(n Node) []string {
 	var e explainer
-	e.node(n, 0)
+	e.node(n, 0, false, nil)
 	return e.lines
 }
 
-type explainer struct{ lines []string }
+type explainer struct {
+	lines []string
+	// subs numbers the subqueries met, as PostgreSQL numbers its
+	// InitPlans and SubPlans; args holds the text of each one's
+	// arguments, which its plan's Params show.
+	subs map[*Subquery]int
+	args map[*Subquery][]string
+	// found lists the subqueries first met in the expressions of the
+	// node being laid out: their plans are shown under it.
+	found []*Subquery
+	// params is the text of the arguments of the subquery (or lateral
+	// join) plan being laid out, innermost last.
+	params [][]string
+}
 
-func (e *explainer) node(n Node, depth int) {
+// node lays out n at column pad, after "->" for a child. hidden are the
+// expressions of the projections above it, which are not shown.
+func (e *explainer) node(n Node, pad int, arrow bool, hidden []Expr) {
 	if p, ok := n.(*Project); ok {
-		e.node(p.Input, depth)
+		e.node(p.Input, pad, arrow, append(hidden, p.Exprs...))
 		return
 	}
-	head := ""
-	if depth > 0 {
-		head = strings.Repeat(" ", 6*depth-4) + "->  "
-	}
-	detail := func(format string, args ...any) {
-		e.lines = append(e.lines, strings.Repeat(" ", 6*depth+2)+fmt.Sprintf(format, args...))
-	}
-	add := func(s string) { e.lines = append(e.lines, head+s) }
-	var kids []Node
+	e.found = nil
+	var (
+		title   string
+		details []string
+		kids    []Node
+		// lateral are the arguments kids[1] (a lateral join's right
+		// side) reads as Params.
+		lateral []Expr
+	)
+	detail := func(format string, args ...any) { details = append(details, fmt.Sprintf(format, args...)) }
 	switch n := n.(type) {
 	case *Gather:
 		add("Gather")
@@ -42,47 +59,52 @@ func (e *explainer) node(n Node, depth int) {
 	case *Scan:
 		switch storage.LookupOf(n.Table, n.ZonePreds()) {
 		case storage.LookupByKey:
-			add("Index Scan using " + n.Table.Name + "_pkey on " + n.Table.Name)
+			title = "Index Scan using " + n.Table.Name + "_pkey on " + n.Table.Name
 		case storage.LookupByRowID:
-			add("Tid Scan on " + n.Table.Name)
+			title = "Tid Scan on " + n.Table.Name
 		default:
-			add("Seq Scan on " + n.Table.Name)
+			title = "Seq Scan on " + n.Table.Name
 		}
 		if n.Filter != nil {
-			detail("Filter: %s", ExprText(n.Filter))
+			detail("Filter: %s", e.expr(n.Filter))
 		}
 	case *VectorTopK:
 		col := n.Search.Columns()[n.SearchCol].Name
 		if n.Index != nil {
-			add("Index Scan using " + n.Index.Name + " on " + n.Scan.Table.Name)
-			detail("Order By: (%s %s %s)", col, n.Op, ExprText(n.Query))
+			title = "Index Scan using " + n.Index.Name + " on " + n.Scan.Table.Name
+			detail("Order By: (%s %s %s)", col, n.Op, e.expr(n.Query))
 		} else {
-			add("Vector Search on " + n.Scan.Table.Name)
-			detail("Order By: (%s %s %s)", col, n.Op, ExprText(n.Query))
+			title = "Vector Search on " + n.Scan.Table.Name
+			detail("Order By: (%s %s %s)", col, n.Op, e.expr(n.Query))
 			detail("Method: exact scan")
 		}
 		if n.Search.Filter != nil {
-			detail("Filter: %s", ExprText(n.Search.Filter))
+			detail("Filter: %s", e.expr(n.Search.Filter))
 		}
+		hidden = append(hidden, n.Count, n.Offset)
 	case *SysScan:
-		add("Function Scan on " + n.Table.Name)
+		title = "Function Scan on " + n.Table.Name
 	case *Values:
 		if len(n.Rows) == 1 {
-			add("Result")
+			title = "Result"
 		} else {
-			add("Values Scan")
+			title = "Values Scan"
+		}
+		for _, r := range n.Rows {
+			hidden = append(hidden, r...)
 		}
 	case *Series:
-		add("Function Scan on generate_series")
+		title = "Function Scan on generate_series"
+		hidden = append(hidden, n.Start, n.Stop, n.Step)
 	case *History:
 		fn := map[HistoryKind]string{HistoryLog: "deeplake_log", HistoryDiff: "deeplake_diff", HistoryRefs: "deeplake_refs"}[n.Kind]
-		add("Function Scan on " + fn)
+		title = "Function Scan on " + fn
 	case *Filter:
-		add("Filter")
-		detail("Filter: %s", ExprText(n.Pred))
+		title = "Filter"
+		detail("Filter: %s", e.expr(n.Pred))
 		kids = append(kids, n.Input)
 	case *Sort:
-		add("Sort")
+		title = "Sort"
 		in := n.Input.Columns()
 		keys := make([]string, len(n.Keys))
 		for i, k := range n.Keys {
@@ -101,57 +123,133 @@ func (e *explainer) node(n Node, depth int) {
 		detail("Sort Key: %s", strings.Join(keys, ", "))
 		kids = append(kids, n.Input)
 	case *Limit:
-		add("Limit")
+		title = "Limit"
+		hidden = append(hidden, n.Count, n.Offset)
 		kids = append(kids, n.Input)
 	case *Aggregate:
 		if len(n.GroupBy) == 0 {
-			add("Aggregate")
+			title = "Aggregate"
 		} else {
-			add("HashAggregate")
+			title = "HashAggregate"
 			keys := make([]string, len(n.GroupBy))
 			for i, g := range n.GroupBy {
-				keys[i] = ExprText(g)
+				keys[i] = e.expr(g)
 			}
 			detail("Group Key: %s", strings.Join(keys, ", "))
+		}
+		for _, a := range n.Aggs {
+			hidden = append(hidden, a.Arg)
 		}
 		kids = append(kids, n.Input)
 	case *Join:
 		kind := map[JoinKind]string{JoinSemi: " Semi", JoinAnti: " Anti"}[n.Kind]
 		if len(n.LeftKeys) > 0 {
-			add("Hash" + kind + " Join")
+			title = "Hash" + kind + " Join"
 		} else {
-			add("Nested Loop" + kind)
+			title = "Nested Loop" + kind
 		}
 		if n.On != nil {
-			detail("Join Filter: %s", ExprText(n.On))
+			detail("Join Filter: %s", e.expr(n.On))
 		}
+		hidden = append(append(hidden, n.LeftKeys...), n.RightKeys...)
 		kids = append(kids, n.Left, n.Right)
+	case *LateralJoin:
+		title = "LateralJoin"
+		if n.On != nil {
+			detail("Join Filter: %s", e.expr(n.On))
+		}
+		kids, lateral = append(kids, n.Left, n.Right), n.Args
 	case *Window:
-		add("WindowAgg")
+		title = "WindowAgg"
+		kids = append(kids, n.Input)
+	case *ProjectSet:
+		title = "ProjectSet"
+		for _, f := range n.SRFs {
+			hidden = append(hidden, f.Arg)
+		}
 		kids = append(kids, n.Input)
 	default:
-		name := fmt.Sprintf("%T", n)
-		add(strings.TrimPrefix(name, "*plan."))
+		title = strings.TrimPrefix(fmt.Sprintf("%T", n), "*plan.")
 		kids = append(kids, children(n)...)
 	}
-	for _, k := range kids {
-		e.node(k, depth+1)
+	for _, x := range hidden {
+		if x != nil {
+			// Only for the subqueries in it.
+			e.expr(x)
+		}
 	}
+	head := strings.Repeat(" ", pad)
+	in := pad + 2
+	if arrow {
+		head += "->  "
+		in = pad + 6
+	}
+	e.lines = append(e.lines, head+title)
+	for _, d := range details {
+		e.lines = append(e.lines, strings.Repeat(" ", in)+d)
+	}
+	// PostgreSQL's order: the plans run once before the node's children,
+	// the ones run per row after them.
+	subs := e.found
+	for _, sq := range subs {
+		if initPlan(sq) {
+			e.subplan(sq, in)
+		}
+	}
+	for i, k := range kids {
+		if i == 1 && lateral != nil {
+			e.params = append(e.params, e.texts(lateral))
+			e.node(k, in, true, nil)
+			e.params = e.params[:len(e.params)-1]
+			continue
+		}
+		e.node(k, in, true, nil)
+	}
+	for _, sq := range subs {
+		if !initPlan(sq) {
+			e.subplan(sq, in)
+		}
+	}
+}
+
+// subplan lays out the plan of sq under its label, at column pad.
+func (e *explainer) subplan(sq *Subquery, pad int) {
+	e.lines = append(e.lines, strings.Repeat(" ", pad)+subName(sq, e.subs[sq]))
+	e.params = append(e.params, e.args[sq])
+	e.node(sq.Plan, pad+2, true, nil)
+	e.params = e.params[:len(e.params)-1]
+}
+
+// initPlan reports whether sq runs once, before the rows that read it
+// (PostgreSQL's InitPlan), rather than for each row (a SubPlan).
+func initPlan(sq *Subquery) bool {
+	return len(sq.Args) == 0 && sq.Kind != SubAny && sq.Kind != SubAll
+}
+
+func subName(sq *Subquery, n int) string {
+	if initPlan(sq) {
+		return fmt.Sprintf("InitPlan %d", n)
+	}
+	return fmt.Sprintf("SubPlan %d", n)
+}
+
+func (e *explainer) texts(xs []Expr) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = e.expr(x)
+	}
+	return out
 }
 
 // children returns the inputs of nodes Explain has no layout of its own for.
 func children(n Node) []Node {
 	switch n := n.(type) {
-	case *ProjectSet:
-		return []Node{n.Input}
 	case *Materialize:
 		return []Node{n.Input}
 	case *SetOp:
 		return []Node{n.Left, n.Right}
 	case *Append:
 		return n.Inputs
-	case *LateralJoin:
-		return []Node{n.Left, n.Right}
 	case *RecursiveUnion:
 		return []Node{n.Base, n.Recursive}
 	}
@@ -159,47 +257,99 @@ func children(n Node) []Node {
 }
 
 // ExprText prints e as EXPLAIN shows expressions: columns by name,
-// operators infix, constants as typed literals.
+// operators infix, constants as typed literals, subqueries as PostgreSQL
+// names them (numbered from 1 within e).
 func ExprText(e Expr) string {
-	switch e := e.(type) {
+	var x explainer
+	return x.expr(e)
+}
+
+// expr prints x as ExprText does, numbering the subqueries it meets for
+// the first time and adding them to e.found.
+func (e *explainer) expr(x Expr) string {
+	switch x := x.(type) {
 	case *ColRef:
-		if e.Name != "" {
-			return e.Name
+		if x.Name != "" {
+			return x.Name
 		}
-		return e.String()
+		return x.String()
 	case *Const:
-		if e.Param != nil {
-			return fmt.Sprintf("$%d", e.Param.N)
+		if x.Param != nil {
+			return fmt.Sprintf("$%d", x.Param.N)
 		}
-		if e.Null || e.Val == nil {
-			return e.String()
+		if x.Null || x.Val == nil {
+			return x.String()
 		}
-		s := "'" + strings.ReplaceAll(string(types.AppendText(nil, e.Val, 0)), "'", "''") + "'"
-		if e.Typ.Kind == types.Unknown {
+		s := "'" + strings.ReplaceAll(string(types.AppendText(nil, x.Val, 0)), "'", "''") + "'"
+		if x.Typ.Kind == types.Unknown {
 			return s
 		}
-		return s + "::" + e.Typ.String()
+		return s + "::" + x.Typ.String()
 	case *Cast:
-		return ExprText(e.X) + "::" + e.Typ.String()
+		return e.expr(x.X) + "::" + x.Typ.String()
 	case *Call:
-		args := make([]string, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = ExprText(a)
+		args := e.texts(x.Args)
+		if len(args) == 2 && infix(x.Op) {
+			return "(" + args[0] + " " + x.Op.String() + " " + args[1] + ")"
 		}
-		if len(args) == 2 && infix(e.Op) {
-			return "(" + args[0] + " " + e.Op.String() + " " + args[1] + ")"
-		}
-		switch e.Op {
+		switch x.Op {
 		case OpNot:
 			return "(NOT " + args[0] + ")"
 		case OpIsNull, OpIsNotNull:
-			return "(" + args[0] + " " + e.Op.String() + ")"
+			return "(" + args[0] + " " + x.Op.String() + ")"
 		case OpAnd, OpOr:
-			return "(" + strings.Join(args, " "+e.Op.String()+" ") + ")"
+			return "(" + strings.Join(args, " "+x.Op.String()+" ") + ")"
 		}
-		return e.Op.String() + "(" + strings.Join(args, ", ") + ")"
+		return x.Op.String() + "(" + strings.Join(args, ", ") + ")"
+	case *Param:
+		// The outer expression the plan reads, as PostgreSQL shows an
+		// outer column a subquery refers to.
+		if k := len(e.params); k > 0 && x.Idx < len(e.params[k-1]) {
+			return e.params[k-1][x.Idx]
+		}
+		return x.String()
+	case *Subquery:
+		return e.subquery(x)
 	}
-	return e.String()
+	return x.String()
+}
+
+// subquery prints sq as PostgreSQL 17 shows a reference to a subplan:
+// (InitPlan 1).col1 for the value of one run once, (SubPlan 1) for one
+// run per row, EXISTS(SubPlan 1), ARRAY(SubPlan 1), and
+// (ANY (x = (SubPlan 1).col1)) for IN and ANY.
+func (e *explainer) subquery(sq *Subquery) string {
+	n, ok := e.subs[sq]
+	if !ok {
+		if e.subs == nil {
+			e.subs = make(map[*Subquery]int)
+			e.args = make(map[*Subquery][]string)
+		}
+		n = len(e.subs) + 1
+		e.subs[sq] = n
+		e.found = append(e.found, sq)
+		// Its arguments are over this node's input: printed here.
+		e.args[sq] = e.texts(sq.Args)
+	}
+	name := subName(sq, n)
+	switch sq.Kind {
+	case SubAny, SubAll:
+		kw := "ANY"
+		if sq.Kind == SubAll {
+			kw = "ALL"
+		}
+		return "(" + kw + " (" + e.expr(sq.Test) + " " + sq.Op.String() + " (" + name + ").col1))"
+	}
+	if initPlan(sq) {
+		return "(" + name + ").col1"
+	}
+	switch sq.Kind {
+	case SubExists:
+		return "EXISTS(" + name + ")"
+	case SubArray:
+		return "ARRAY(" + name + ")"
+	}
+	return "(" + name + ")"
 }
 
 func infix(o Op) bool {
