@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deeplaked/deeplaked/storage"
 	"github.com/deeplaked/deeplaked/types"
@@ -13,13 +14,43 @@ import (
 // line, its children under "->", its details below it, the plans of its
 // subqueries as InitPlans and SubPlans. Projections are not shown, as in
 // PostgreSQL.
-func Explain(n Node) []string {
-	var e explainer
-	e.node(n, 0, false, nil)
+func Explain(n Node) []string { return ExplainWith(n, ExplainOptions{}) }
+
+// ExplainOptions is what EXPLAIN shows besides the plan.
+type ExplainOptions struct {
+	// Actual returns what running node n measured, for EXPLAIN ANALYZE;
+	// nil: the plan alone.
+	Actual func(n Node) Actual
+	// Timing shows Actual's times besides its rows and loops.
+	Timing bool
+}
+
+// Actual is what running one plan node measured (EXPLAIN ANALYZE),
+// summed over its loops: the runs of the node that were asked for rows
+// (a correlated subquery's plan runs once for each outer row).
+type Actual struct {
+	Loops int64
+	// Rows counts the rows the node emitted.
+	Rows int64
+	// Startup is the time spent in the node until its first batch (or
+	// its end, when it had none), Total all the time spent in it, its
+	// inputs' included.
+	Startup, Total time.Duration
+}
+
+// ExplainWith is Explain with options: with o.Actual each node's line
+// ends as PostgreSQL's text format ends it under ANALYZE with COSTS off,
+// "(actual time=S..T rows=N loops=L)", times and rows averaged over the
+// loops. A projection, which is not shown, counts toward the node below
+// it, as in PostgreSQL, where nodes project their own rows.
+func ExplainWith(n Node, o ExplainOptions) []string {
+	e := explainer{opts: o}
+	e.node(n, 0, false, nil, nil)
 	return e.lines
 }
 
 type explainer struct {
+	opts  ExplainOptions
 	lines []string
 	// subs numbers the subqueries met, as PostgreSQL numbers its
 	// InitPlans and SubPlans; args holds the text of each one's
@@ -34,12 +65,19 @@ type explainer struct {
 	params [][]string
 }
 
-// node lays out n at column pad, after "->" for a child. hidden are the
-// expressions of the projections above it, which are not shown.
-func (e *explainer) node(n Node, pad int, arrow bool, hidden []Expr) {
+// node lays out n at column pad, after "->" for a child. shown is the
+// node whose measurements the line shows (the outermost of the hidden
+// projections above n), hidden their expressions.
+func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr) {
 	if p, ok := n.(*Project); ok {
-		e.node(p.Input, pad, arrow, append(hidden, p.Exprs...))
+		if shown == nil {
+			shown = p
+		}
+		e.node(p.Input, pad, arrow, shown, append(hidden, p.Exprs...))
 		return
+	}
+	if shown == nil {
+		shown = n
 	}
 	e.found = nil
 	var (
@@ -184,7 +222,7 @@ func (e *explainer) node(n Node, pad int, arrow bool, hidden []Expr) {
 		head += "->  "
 		in = pad + 6
 	}
-	e.lines = append(e.lines, head+title)
+	e.lines = append(e.lines, head+title+e.actual(shown))
 	for _, d := range details {
 		e.lines = append(e.lines, strings.Repeat(" ", in)+d)
 	}
@@ -199,11 +237,11 @@ func (e *explainer) node(n Node, pad int, arrow bool, hidden []Expr) {
 	for i, k := range kids {
 		if i == 1 && lateral != nil {
 			e.params = append(e.params, e.texts(lateral))
-			e.node(k, in, true, nil)
+			e.node(k, in, true, nil, nil)
 			e.params = e.params[:len(e.params)-1]
 			continue
 		}
-		e.node(k, in, true, nil)
+		e.node(k, in, true, nil, nil)
 	}
 	for _, sq := range subs {
 		if !initPlan(sq) {
@@ -212,11 +250,29 @@ func (e *explainer) node(n Node, pad int, arrow bool, hidden []Expr) {
 	}
 }
 
+// actual is the end of the line of node n under EXPLAIN ANALYZE.
+func (e *explainer) actual(n Node) string {
+	if e.opts.Actual == nil {
+		return ""
+	}
+	a := e.opts.Actual(n)
+	if a.Loops == 0 {
+		return " (never executed)"
+	}
+	loops := float64(a.Loops)
+	rows := float64(a.Rows) / loops
+	if !e.opts.Timing {
+		return fmt.Sprintf(" (actual rows=%.0f loops=%d)", rows, a.Loops)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / loops }
+	return fmt.Sprintf(" (actual time=%.3f..%.3f rows=%.0f loops=%d)", ms(a.Startup), ms(a.Total), rows, a.Loops)
+}
+
 // subplan lays out the plan of sq under its label, at column pad.
 func (e *explainer) subplan(sq *Subquery, pad int) {
 	e.lines = append(e.lines, strings.Repeat(" ", pad)+subName(sq, e.subs[sq]))
 	e.params = append(e.params, e.args[sq])
-	e.node(sq.Plan, pad+2, true, nil)
+	e.node(sq.Plan, pad+2, true, nil, nil)
 	e.params = e.params[:len(e.params)-1]
 }
 

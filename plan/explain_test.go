@@ -3,9 +3,58 @@ package plan
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/types"
 )
+
+// TestExplainActual checks how EXPLAIN ANALYZE's measurements end the
+// lines: per-loop averages of the times (milliseconds, three decimals)
+// and rows, "never executed" for a node that never ran, and the
+// measurements of a hidden projection on the line of the node below it.
+func TestExplainActual(t *testing.T) {
+	vals := &Values{Cols: []Column{{Name: "x", Type: types.TypInt8}}, Rows: [][]Expr{{IntConst(types.TypInt8, 1)}, {IntConst(types.TypInt8, 2)}}}
+	series := &Series{Start: IntConst(types.TypInt8, 1), Stop: IntConst(types.TypInt8, 3), Typ: types.TypInt8, Name: "g"}
+	proj := &Project{Input: series, Exprs: []Expr{&ColRef{Idx: 0, Typ: types.TypInt8, Name: "g"}}}
+	join := &Join{Kind: JoinInner, Left: vals, Right: proj,
+		LeftKeys: []Expr{&ColRef{Idx: 0, Typ: types.TypInt8}}, RightKeys: []Expr{&ColRef{Idx: 0, Typ: types.TypInt8}}}
+	limit := &Limit{Input: join, Count: IntConst(types.TypInt8, 1)}
+	actual := map[Node]Actual{
+		limit: {Loops: 1, Rows: 1, Startup: 1500 * time.Microsecond, Total: 2 * time.Millisecond},
+		join:  {Loops: 1, Rows: 2, Startup: 1400 * time.Microsecond, Total: 1900 * time.Microsecond},
+		// The projection's, not the series' own.
+		proj:   {Loops: 4, Rows: 10, Startup: 4 * time.Microsecond, Total: 4*time.Millisecond + 2*time.Microsecond},
+		series: {Loops: 4, Rows: 10, Startup: time.Microsecond, Total: time.Millisecond},
+	}
+	get := func(n Node) Actual { return actual[n] }
+	for _, c := range []struct {
+		opts ExplainOptions
+		want []string
+	}{
+		{ExplainOptions{}, []string{
+			"Limit",
+			"  ->  Hash Join",
+			"        ->  Values Scan",
+			"        ->  Function Scan on generate_series",
+		}},
+		{ExplainOptions{Actual: get, Timing: true}, []string{
+			"Limit (actual time=1.500..2.000 rows=1 loops=1)",
+			"  ->  Hash Join (actual time=1.400..1.900 rows=2 loops=1)",
+			"        ->  Values Scan (never executed)",
+			"        ->  Function Scan on generate_series (actual time=0.001..1.000 rows=2 loops=4)",
+		}},
+		{ExplainOptions{Actual: get}, []string{
+			"Limit (actual rows=1 loops=1)",
+			"  ->  Hash Join (actual rows=2 loops=1)",
+			"        ->  Values Scan (never executed)",
+			"        ->  Function Scan on generate_series (actual rows=2 loops=4)",
+		}},
+	} {
+		if got := ExplainWith(limit, c.opts); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}
 
 // TestExplainSubqueries checks how subqueries show: numbered as met,
 // referred to as PostgreSQL 17 refers to them, their plans under the
