@@ -57,6 +57,9 @@ type Env struct {
 	// Mem is the monitor the statement's operators reserve the memory
 	// they hold from (the session's); nil: no limit.
 	Mem *MemMonitor
+	// Instruments, for EXPLAIN ANALYZE, measure every operator Build
+	// makes; nil: operators run bare, as every other statement's do.
+	Instruments *Instruments
 
 	// params is the stack of argument values of the subqueries being run;
 	// a Param reads the top one.
@@ -133,8 +136,18 @@ type Operator interface {
 	Close()
 }
 
-// Build returns the operator tree for a query plan node.
+// Build returns the operator tree for a query plan node. With
+// env.Instruments each operator of the tree is measured for the plan node
+// it was built for.
 func Build(env *Env, n plan.Node) (Operator, error) {
+	op, err := build(env, n)
+	if err != nil || env.Instruments == nil {
+		return op, err
+	}
+	return env.Instruments.wrap(n, op), nil
+}
+
+func build(env *Env, n plan.Node) (Operator, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
 		if n == env.morselScan {

@@ -214,7 +214,7 @@ func newLimit(env *Env, n *plan.Limit) (Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if so, ok := in.(*sortOp); ok && l.count >= 0 && l.count <= 1<<30 && l.offset <= 1<<30 {
+	if so, ok := unwrap(in).(*sortOp); ok && l.count >= 0 && l.count <= 1<<30 && l.offset <= 1<<30 {
 		// ORDER BY ... LIMIT: the sort keeps only the rows that can come
 		// out.
 		so.keep = l.count + l.offset
