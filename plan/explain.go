@@ -91,7 +91,7 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 	detail := func(format string, args ...any) { details = append(details, fmt.Sprintf(format, args...)) }
 	switch n := n.(type) {
 	case *Gather:
-		add("Gather")
+		title = "Gather"
 		detail("Workers Planned: %d", n.Workers)
 		kids = append(kids, n.Input)
 	case *Scan:

@@ -1,6 +1,11 @@
 package session
 
 import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/planner"
 	"github.com/deeplaked/deeplaked/sql"
@@ -11,16 +16,39 @@ import (
 var explainColumns = []Column{{Name: "QUERY PLAN", Type: types.TypText}}
 
 // execExplain answers EXPLAIN query with the lines of the query's plan
-// (plan.Explain), binding the query as it would run.
-func (s *Session) execExplain(st *sql.Explain, cat sql.Catalog, w ResultWriter) error {
+// (plan.ExplainWith), binding the query as it would run. EXPLAIN ANALYZE
+// runs it first, in the session's transaction as the query itself would
+// run, and shows what each plan node did; an error of the run is the
+// statement's, as in PostgreSQL.
+func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Catalog, w ResultWriter) error {
+	start := time.Now()
 	node, err := sql.BindSelect(cat, st.Query)
 	if err != nil {
 		return err
 	}
-	if err := s.authorize(node); err != nil {
+	if err := s.authorizeLocking(node, st.Query.Locking); err != nil {
 		return err
 	}
-	lines := plan.Explain(planner.Plan(node, s.parallelWorkers()))
+	node = planner.Plan(node, s.parallelWorkers())
+	planning := time.Since(start)
+	var opts plan.ExplainOptions
+	var execution time.Duration
+	if st.Analyze {
+		ins := exec.NewInstruments(st.Timing)
+		start := time.Now()
+		if err := s.runDiscarding(ctx, node, ins); err != nil {
+			return err
+		}
+		execution = time.Since(start)
+		opts = plan.ExplainOptions{Actual: ins.Actual, Timing: st.Timing}
+	}
+	lines := plan.ExplainWith(node, opts)
+	if st.Summary {
+		lines = append(lines, fmt.Sprintf("Planning Time: %.3f ms", millis(planning)))
+		if st.Analyze {
+			lines = append(lines, fmt.Sprintf("Execution Time: %.3f ms", millis(execution)))
+		}
+	}
 	if err := w.WriteColumns(explainColumns); err != nil {
 		return err
 	}
@@ -34,3 +62,19 @@ func (s *Session) execExplain(st *sql.Explain, cat sql.Catalog, w ResultWriter) 
 	}
 	return w.WriteComplete("EXPLAIN")
 }
+
+// runDiscarding runs the query plan node to its end as runQuery does,
+// its operators measured by ins, and drops its rows.
+func (s *Session) runDiscarding(ctx context.Context, node plan.Node, ins *exec.Instruments) error {
+	env := s.env(ctx)
+	defer env.Close()
+	env.Instruments = ins
+	op, err := exec.Build(env, node)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	return exec.Drain(op, func(*types.Batch) error { return nil })
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -362,7 +362,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 	case *sql.CreateDatabase, *sql.DropDatabase, *sql.AlterDatabase:
 		return s.execDatabase(st, w)
 	case *sql.Explain:
-		return s.execExplain(st, s.catalog(), w)
+		return s.execExplain(ctx, st, s.catalog(), w)
 	case *sql.CreateIndex:
 		if t, err := db.Table(st.Table); err == nil {
 			if err := s.requireOwner(t); err != nil {
