@@ -28,6 +28,10 @@ type gatherOp struct {
 	running int
 	err     error
 	closed  bool
+	// instruments are the workers' measurements, for EXPLAIN ANALYZE
+	// (parent's).
+	instruments []*Instruments
+	parent      *Instruments
 }
 
 type gatherMsg struct {
@@ -67,11 +71,17 @@ func newGather(env *Env, n *plan.Gather) (Operator, error) {
 		return Build(env, n.Input)
 	}
 	m := &morsels{groups: groups}
-	g := &gatherOp{out: make(chan gatherMsg, workers), stop: make(chan struct{}), held: -1}
+	g := &gatherOp{out: make(chan gatherMsg, workers), stop: make(chan struct{}), held: -1, parent: env.Instruments}
+	parent := env.Instruments
 	for range workers {
-		env.morsels, env.morselScan = m, n.Scan
+		var ins *Instruments
+		if parent != nil {
+			ins = parent.child()
+			g.instruments = append(g.instruments, ins)
+		}
+		env.morsels, env.morselScan, env.Instruments = m, n.Scan, ins
 		op, err := Build(env, n.Input)
-		env.morsels, env.morselScan = nil, nil
+		env.morsels, env.morselScan, env.Instruments = nil, nil, parent
 		if err != nil {
 			for _, w := range g.workers {
 				w.op.Close()
@@ -166,6 +176,9 @@ func (g *gatherOp) Close() {
 	g.wg.Wait()
 	for _, w := range g.workers {
 		w.op.Close()
+	}
+	for _, ins := range g.instruments {
+		g.parent.add(ins)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // otherwise pay nothing for it.
 //
 // NB: a statement's operators run on one goroutine, so the counts need
-// no synchronization.
+// no synchronization; a Gather's workers each count into instruments of
+// their own (child), added to the statement's when the Gather closes.
 type Instruments struct {
 	timing bool
 	nodes  map[plan.Node]*plan.Actual
@@ -101,4 +102,24 @@ func unwrap(op Operator) Operator {
 		return m.in
 	}
 	return op
+}
+
+// child returns instruments for one parallel worker's operators.
+func (in *Instruments) child() *Instruments {
+	return NewInstruments(in.timing)
+}
+
+// add adds what c measured to in.
+func (in *Instruments) add(c *Instruments) {
+	for n, a := range c.nodes {
+		t := in.nodes[n]
+		if t == nil {
+			t = &plan.Actual{}
+			in.nodes[n] = t
+		}
+		t.Loops += a.Loops
+		t.Rows += a.Rows
+		t.Startup += a.Startup
+		t.Total += a.Total
+	}
 }
