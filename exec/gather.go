@@ -59,6 +59,29 @@ func (m *morsels) take() (*storage.RowGroup, bool) {
 	return &m.groups[i], true
 }
 
+// morselsOf joins runs of row groups of one fragment into morsels of
+// about a share of the table each (two per worker), at least a row group:
+// a column chunk holds many row groups' values (8 MB of them), and a scan
+// decodes every chunk it touches whole, so a morsel of one row group
+// would decode its chunks again and again.
+func morselsOf(groups []storage.RowGroup, workers int) []storage.RowGroup {
+	var rows int64
+	for _, g := range groups {
+		rows += g.End - g.Start
+	}
+	size := max(rows/int64(2*workers), storage.RowGroupRows)
+	var out []storage.RowGroup
+	for _, g := range groups {
+		if n := len(out); n > 0 && g.Kind == storage.GroupFragment && out[n-1].Kind == storage.GroupFragment &&
+			out[n-1].Fragment == g.Fragment && out[n-1].End == g.Start && out[n-1].End-out[n-1].Start < size {
+			out[n-1].End = g.End
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 func newGather(env *Env, n *plan.Gather) (Operator, error) {
 	groups, err := env.Txn.RowGroups(n.Scan.Table)
 	if err != nil {
@@ -70,7 +93,7 @@ func newGather(env *Env, n *plan.Gather) (Operator, error) {
 		// scan at a time reads.
 		return Build(env, n.Input)
 	}
-	m := &morsels{groups: groups}
+	m := &morsels{groups: morselsOf(groups, workers)}
 	g := &gatherOp{out: make(chan gatherMsg, workers), stop: make(chan struct{}), held: -1, parent: env.Instruments}
 	parent := env.Instruments
 	for range workers {
