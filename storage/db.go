@@ -129,7 +129,11 @@ type DB struct {
 	// commitMu serializes commits (and snapshot creation, so that a
 	// snapshot and commitSeq agree). It guards commitSeq, openTxns and the
 	// tables' head versions.
-	commitMu  sync.Mutex
+	commitMu sync.Mutex
+	// nameMu orders the naming of commits (commitVersion): a commit's
+	// first parent is the commit named last before it at or below its
+	// version, so two named at once must not both take the same parent.
+	nameMu    sync.Mutex
 	commitSeq uint64
 	openTxns  map[*Txn]uint64
 	// exported holds the snapshots transactions exported

@@ -105,6 +105,11 @@ func (txn *Txn) commitVersion(t *TableDesc, message, author string, merged *stri
 	if err != nil {
 		return "", err
 	}
+	// The parent is read and the commit stored under nameMu, its time
+	// taken there too, so that of two commits named at one version the
+	// later follows the earlier, and the log reaches both.
+	txn.db.nameMu.Lock()
+	defer txn.db.nameMu.Unlock()
 	now := time.Now().UTC()
 	h := sha256.New()
 	var buf [16]byte

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/pgerror"
@@ -75,4 +76,43 @@ func TestNamedVersionsSurviveVacuum(t *testing.T) {
 	}
 	_, err = db.DropTag(tbl, "seventy", false)
 	wantCode(t, err, pgerror.UndefinedObject)
+}
+
+// TestCommitsNamedAtOnce: commits named at once at one version each
+// follow the one named before, so the log reaches every one of them.
+func TestCommitsNamedAtOnce(t *testing.T) {
+	db, err := Open(Options{InMemory: true, FlushRows: 1 << 30, VersionRetention: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := createTable(t, db, wideTable("w"))
+	insert(t, db, tbl, wideRows(tbl, 0, 10))
+	const n = 16
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			txn := db.Begin()
+			defer txn.Rollback()
+			ids[i], errs[i] = txn.CommitVersion(tbl, "at once", "")
+		})
+	}
+	wg.Wait()
+	txn := db.Begin()
+	defer txn.Rollback()
+	log, err := txn.Log(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := map[string]bool{}
+	for _, r := range log {
+		reached[r.Name] = true
+	}
+	for i, id := range ids {
+		if errs[i] != nil || !reached[id] {
+			t.Errorf("commit %d (%s, %v): not in the log of %d commits", i, id, errs[i], len(log))
+		}
+	}
 }
