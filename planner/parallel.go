@@ -35,7 +35,10 @@ func parallelize(n plan.Node, orderFree bool, workers int) plan.Node {
 			}
 		}
 		c := *n
-		c.Input = parallelize(n.Input, free, workers)
+		if free {
+			c = computeBelow(c)
+		}
+		c.Input = parallelize(c.Input, free, workers)
 		return &c
 	case *plan.Filter, *plan.Project:
 		return mapChildren(n, func(in plan.Node) plan.Node { return parallelize(in, orderFree, workers) })
@@ -114,4 +117,55 @@ func parallelSafe(e plan.Expr) bool {
 		}
 	})
 	return safe
+}
+
+// computeBelow moves the group keys and arguments of aggregate a that
+// are not plain columns into a projection under it, when its input is a
+// pipeline the workers of a Gather run: they then compute them (TPC-H's
+// sum(l_extendedprice * (1 - l_discount) * (1 + l_tax))), and the
+// aggregate reads columns.
+func computeBelow(a plan.Aggregate) plan.Aggregate {
+	if _, ok := parallelScan(a.Input); !ok {
+		return a
+	}
+	computed := false
+	var exprs []plan.Expr
+	for _, g := range a.GroupBy {
+		exprs = append(exprs, g)
+	}
+	for _, c := range a.Aggs {
+		if c.Arg != nil {
+			exprs = append(exprs, c.Arg)
+		}
+	}
+	for _, e := range exprs {
+		if !parallelSafe(e) {
+			return a
+		}
+		if _, ok := e.(*plan.ColRef); !ok {
+			computed = true
+		}
+	}
+	if !computed {
+		return a
+	}
+	p := &plan.Project{Input: a.Input, Exprs: exprs, Names: make([]string, len(exprs))}
+	ref := func(i int, e plan.Expr) plan.Expr {
+		p.Names[i] = plan.ExprText(e)
+		return &plan.ColRef{Idx: i, Typ: e.Type(), Name: p.Names[i]}
+	}
+	a.Input = p
+	a.GroupBy = append([]plan.Expr(nil), a.GroupBy...)
+	for i, g := range a.GroupBy {
+		a.GroupBy[i] = ref(i, g)
+	}
+	a.Aggs = append([]plan.AggCall(nil), a.Aggs...)
+	k := len(a.GroupBy)
+	for i := range a.Aggs {
+		if a.Aggs[i].Arg != nil {
+			a.Aggs[i].Arg = ref(k, a.Aggs[i].Arg)
+			k++
+		}
+	}
+	return a
 }
