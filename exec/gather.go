@@ -205,28 +205,26 @@ func (g *gatherOp) Close() {
 	}
 }
 
-// morselScanOp is a worker's scan of a Gather's pipeline: one row group
+// morselScanOp is a worker's scan of a Gather's pipeline: one morsel
 // after another, as the worker takes them.
 type morselScanOp struct {
-	env    *Env
-	n      *plan.Scan
-	m      *morsels
-	filter evaluator
-	sc     *storage.Scanner
-	rows   []int
-	sub    gatherer
+	env *Env
+	n   *plan.Scan
+	m   *morsels
+	sc  *storage.Scanner
 }
 
-func newMorselScan(env *Env, n *plan.Scan) (*morselScanOp, error) {
+// newMorselScan returns the worker's scan of n, its filter applied.
+func newMorselScan(env *Env, n *plan.Scan) (Operator, error) {
 	s := &morselScanOp{env: env, n: n, m: env.morsels}
-	if n.Filter != nil {
-		f, err := env.compile(n.Filter)
-		if err != nil {
-			return nil, err
-		}
-		s.filter = f
+	if n.Filter == nil {
+		return s, nil
 	}
-	return s, nil
+	f, err := env.compile(n.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return &filterOp{env: env, in: s, pred: f}, nil
 }
 
 func (s *morselScanOp) Next() (*types.Batch, error) {
@@ -249,26 +247,11 @@ func (s *morselScanOp) Next() (*types.Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b == nil {
-			s.sc.Close()
-			s.sc = nil
-			continue
-		}
-		if s.filter == nil {
+		if b != nil {
 			return b, nil
 		}
-		pred, err := s.filter.eval(b)
-		if err != nil {
-			return nil, err
-		}
-		s.rows = selectRows(s.rows[:0], pred, b.Len())
-		switch len(s.rows) {
-		case 0:
-			continue
-		case b.Len():
-			return b, nil
-		}
-		return s.sub.gather(b, s.rows), nil
+		s.sc.Close()
+		s.sc = nil
 	}
 }
 
