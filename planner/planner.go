@@ -28,7 +28,10 @@ func Optimize(n plan.Node) plan.Node {
 	// Optimize).
 	n = decorrelate(n)
 	n = optimizeSubqueries(n)
-	// Not a rule either: it optimizes the filters it creates.
+	// Neither of these is a rule: they optimize the filters they create.
+	// The joins under a filter are ordered while the filter still holds
+	// the WHERE's conditions, before they are placed in the joins.
+	n = reorderJoins(n)
 	n = pushFilterIntoJoin(n)
 	for _, r := range rules {
 		n = r.apply(n)
