@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -16,7 +17,9 @@ import (
 
 // COPY FROM hands rows to the transaction in batches of at most
 // copyBatchRows rows or about copyBatchBytes bytes of input, whichever
-// comes first, so memory stays bounded however long the stream is.
+// comes first, so memory stays bounded however long the stream is. (Text
+// and CSV are parsed in blocks of copyBatchBytes of input, up to a row's
+// end, each cut into batches of copyBatchRows: copy_parallel.go.)
 const (
 	copyBatchRows  = 1000
 	copyBatchBytes = 4 << 20
@@ -57,19 +60,26 @@ type copyFrom struct {
 	defaults []evaluator
 	counter  types.Batch
 
-	// line is the line (text, CSV) or tuple (binary) being read, 1-based.
+	// line is the tuple being read (binary), 1-based.
 	line  int64
 	count int64
+
+	// blockSize is the least input a block parsed in parallel holds
+	// (text and CSV); workers is how many parse at once.
+	blockSize int
+	workers   int
 }
 
 func newCopyFrom(env *Env, n *plan.CopyFrom, insert func(*storage.TableDesc, *types.Batch) error) (*copyFrom, error) {
 	cf := &copyFrom{
-		env:      env,
-		n:        n,
-		insert:   insert,
-		batch:    types.NewBatch(n.Table.ColumnTypes(), copyBatchRows),
-		defaults: make([]evaluator, len(n.Table.Columns)),
-		lines:    make([]int64, 0, copyBatchRows),
+		env:       env,
+		n:         n,
+		insert:    insert,
+		batch:     types.NewBatch(n.Table.ColumnTypes(), copyBatchRows),
+		defaults:  make([]evaluator, len(n.Table.Columns)),
+		lines:     make([]int64, 0, copyBatchRows),
+		blockSize: copyBatchBytes,
+		workers:   runtime.GOMAXPROCS(0),
 	}
 	for _, i := range n.Target {
 		cf.target = append(cf.target, cf.batch.Cols[i])
@@ -94,20 +104,14 @@ type rowReader interface {
 }
 
 func (cf *copyFrom) run(br *bufio.Reader) (int64, error) {
-	var rr rowReader
-	if cf.n.Options.Format == plan.CopyBinary {
-		d := &binaryReader{cf: cf, br: br}
-		if err := d.readHeader(); err != nil {
-			return 0, err
-		}
-		rr = d
-	} else {
-		d := newTextReader(cf, br)
-		if err := d.readHeader(); err != nil {
-			return 0, err
-		}
-		rr = d
+	if cf.n.Options.Format != plan.CopyBinary {
+		return cf.runText(br)
 	}
+	d := &binaryReader{cf: cf, br: br}
+	if err := d.readHeader(); err != nil {
+		return 0, err
+	}
+	var rr rowReader = d
 	for {
 		ok, err := rr.readRow()
 		if err != nil {
@@ -129,10 +133,21 @@ func (cf *copyFrom) run(br *bufio.Reader) (int64, error) {
 	return cf.count, nil
 }
 
-// flush fills the defaults of the batched rows, checks NOT NULL and
-// inserts them.
+// flush inserts the batched rows.
 func (cf *copyFrom) flush() error {
-	n := len(cf.lines)
+	if err := cf.insertRows(cf.batch, cf.lines); err != nil {
+		return err
+	}
+	cf.batch.Reset()
+	cf.lines = cf.lines[:0]
+	cf.inBytes = 0
+	return nil
+}
+
+// insertRows fills the defaults of b's rows, whose input lines are lines,
+// checks NOT NULL and inserts them.
+func (cf *copyFrom) insertRows(b *types.Batch, lines []int64) error {
+	n := len(lines)
 	if n == 0 {
 		return nil
 	}
@@ -148,19 +163,16 @@ func (cf *copyFrom) flush() error {
 		if err != nil {
 			return err
 		}
-		cf.batch.Cols[i].AppendVec(v)
+		b.Cols[i].AppendVec(v)
 	}
 	t := cf.n.Table
-	if row, err := notNullViolation(t, cf.batch); err != nil {
-		return pgerror.WithWhere(err, fmt.Sprintf("COPY %s, line %d", t.Name, cf.lines[row]))
+	if row, err := notNullViolation(t, b); err != nil {
+		return pgerror.WithWhere(err, fmt.Sprintf("COPY %s, line %d", t.Name, lines[row]))
 	}
-	if err := cf.insert(t, cf.batch); err != nil {
+	if err := cf.insert(t, b); err != nil {
 		return err
 	}
 	cf.count += int64(n)
-	cf.batch.Reset()
-	cf.lines = cf.lines[:0]
-	cf.inBytes = 0
 	return nil
 }
 
@@ -172,20 +184,32 @@ func (cf *copyFrom) appendText(v *types.Vec, val []byte) error {
 // maxCopyDisplay is how much of a line or value a CONTEXT shows.
 const maxCopyDisplay = 100
 
-// lineError adds the context of a whole line to err; text nil shows none.
+// lineError adds the context of the current tuple to err; text nil shows
+// none.
 func (cf *copyFrom) lineError(err error, text []byte) error {
-	where := "COPY " + cf.n.Table.Name + ", line " + strconv.FormatInt(cf.line, 10)
+	return cf.lineErrorAt(cf.line, err, text)
+}
+
+// lineErrorAt adds the context of a whole line to err; text nil shows
+// none.
+func (cf *copyFrom) lineErrorAt(line int64, err error, text []byte) error {
+	where := "COPY " + cf.n.Table.Name + ", line " + strconv.FormatInt(line, 10)
 	if text != nil {
 		where += ": " + displayed(text)
 	}
 	return pgerror.WithWhere(err, where)
 }
 
-// columnError adds the context of field i of the current line to err,
-// with its value unless val is nil.
+// columnError adds the context of field i of the current tuple to err.
 func (cf *copyFrom) columnError(err error, i int, val []byte) error {
+	return cf.columnErrorAt(cf.line, err, i, val)
+}
+
+// columnErrorAt adds the context of field i of a line to err, with its
+// value unless val is nil.
+func (cf *copyFrom) columnErrorAt(line int64, err error, i int, val []byte) error {
 	name := cf.n.Table.Columns[cf.n.Target[i]].Name
-	where := "COPY " + cf.n.Table.Name + ", line " + strconv.FormatInt(cf.line, 10) + ", column " + name
+	where := "COPY " + cf.n.Table.Name + ", line " + strconv.FormatInt(line, 10) + ", column " + name
 	if val != nil {
 		where += ": " + displayed(val)
 	}

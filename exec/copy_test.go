@@ -143,7 +143,7 @@ func readLines(t *testing.T, opts plan.CopyOptions, input string, size int) ([]s
 			return lines, nums, err
 		}
 		lines = append(lines, string(line))
-		nums = append(nums, cf.line)
+		nums = append(nums, d.line)
 	}
 }
 

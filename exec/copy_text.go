@@ -15,17 +15,29 @@ import (
 // a backslash escapes the next character (a newline too) and \N is NULL;
 // in CSV a quoted field may span lines and an unquoted empty field is
 // NULL. A line holding only \. ends the data.
+//
+// It reads either the client's stream (br) or a block of it that holds
+// whole rows (block), which is how rows are parsed in parallel: the
+// statement (cf) is only read, and the rows go to target.
 type textReader struct {
 	cf   *copyFrom
 	br   *bufio.Reader
 	opts plan.CopyOptions
 	csv  bool
 
+	// block is the input when br is nil; pos is where the next line
+	// starts.
+	block []byte
+	pos   int
+	// target holds the Vecs of the input fields, in field order.
+	target []*types.Vec
+
 	// physical counts the physical lines read, logical the rows (and
 	// header): PostgreSQL numbers text-format lines by the latter, CSV
 	// lines by the former (a quoted newline counts, an escaped one in text
-	// does not).
+	// does not). line is the current line's number as PostgreSQL counts.
 	physical, logical int64
+	line              int64
 	// done is set at the end of the data.
 	done bool
 	// spill holds a physical line longer than the read buffer; joined a
@@ -43,9 +55,23 @@ type textField struct {
 	null       bool
 }
 
+// newTextReader returns a reader of the stream br into cf's batch.
 func newTextReader(cf *copyFrom, br *bufio.Reader) *textReader {
 	o := cf.n.Options
-	return &textReader{cf: cf, br: br, opts: o, csv: o.Format == plan.CopyCSV}
+	return &textReader{cf: cf, br: br, opts: o, csv: o.Format == plan.CopyCSV, target: cf.target}
+}
+
+// reset makes d read block, whose first line follows physical physical
+// lines and logical logical ones, into target.
+func (d *textReader) reset(block []byte, physical, logical int64, target []*types.Vec) {
+	d.br, d.block, d.pos, d.done = nil, block, 0, false
+	d.physical, d.logical, d.target = physical, logical, target
+}
+
+// lineError adds the context of the current line to err; text nil shows
+// none.
+func (d *textReader) lineError(err error, text []byte) error {
+	return d.cf.lineErrorAt(d.line, err, text)
 }
 
 // readHeader skips or checks the header line.
@@ -58,21 +84,21 @@ func (d *textReader) readHeader() error {
 		return err
 	}
 	if err := d.split(line); err != nil {
-		return d.cf.lineError(err, line)
+		return d.lineError(err, line)
 	}
 	cf := d.cf
-	if len(d.fields) != len(cf.target) {
-		return cf.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "wrong number of fields in header line: got %d, expected %d",
-			len(d.fields), len(cf.target)), line)
+	if len(d.fields) != len(d.target) {
+		return d.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "wrong number of fields in header line: got %d, expected %d",
+			len(d.fields), len(d.target)), line)
 	}
 	for i, f := range d.fields {
 		want := cf.n.Table.Columns[cf.n.Target[i]].Name
 		switch got := d.vals[f.start:f.end]; {
 		case f.null:
-			return cf.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "column name mismatch in header line field %d: got null value (\"%s\"), expected \"%s\"",
+			return d.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "column name mismatch in header line field %d: got null value (\"%s\"), expected \"%s\"",
 				i+1, d.opts.Null, want), line)
 		case string(got) != want:
-			return cf.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "column name mismatch in header line field %d: got \"%s\", expected \"%s\"",
+			return d.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "column name mismatch in header line field %d: got \"%s\", expected \"%s\"",
 				i+1, got, want), line)
 		}
 	}
@@ -87,15 +113,15 @@ func (d *textReader) readRow() (bool, error) {
 	}
 	cf := d.cf
 	if err := d.split(line); err != nil {
-		return false, cf.lineError(err, line)
+		return false, d.lineError(err, line)
 	}
-	if len(d.fields) > len(cf.target) {
-		return false, cf.lineError(pgerror.New(pgerror.BadCopyFileFormat, "extra data after last expected column"), line)
+	if len(d.fields) > len(d.target) {
+		return false, d.lineError(pgerror.New(pgerror.BadCopyFileFormat, "extra data after last expected column"), line)
 	}
-	for i, v := range cf.target {
+	for i, v := range d.target {
 		if i >= len(d.fields) {
 			name := cf.n.Table.Columns[cf.n.Target[i]].Name
-			return false, cf.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "missing data for column \"%s\"", name), line)
+			return false, d.lineError(pgerror.Newf(pgerror.BadCopyFileFormat, "missing data for column \"%s\"", name), line)
 		}
 		f := d.fields[i]
 		if f.null {
@@ -104,10 +130,9 @@ func (d *textReader) readRow() (bool, error) {
 		}
 		val := d.vals[f.start:f.end]
 		if err := cf.appendText(v, val); err != nil {
-			return false, cf.columnError(err, i, val)
+			return false, cf.columnErrorAt(d.line, err, i, val)
 		}
 	}
-	cf.inBytes += len(line) + 1
 	return true, nil
 }
 
@@ -134,7 +159,7 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		more, marker, err := d.scan(&sc, line)
 		if err != nil {
 			d.setLine()
-			return nil, false, d.cf.lineError(err, nil)
+			return nil, false, d.lineError(err, nil)
 		}
 		if marker >= 0 {
 			// Text format: \. ends the data; what precedes it on the line
@@ -176,7 +201,7 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 	}
 	if err := types.ValidUTF8(line); err != nil {
-		return nil, false, d.cf.lineError(err, nil)
+		return nil, false, d.lineError(err, nil)
 	}
 	return line, true, nil
 }
@@ -184,24 +209,46 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 // setLine sets the current line number at the end of a logical line.
 func (d *textReader) setLine() {
 	d.logical++
-	d.cf.line = d.logical
+	d.line = d.logical
 	if d.csv {
-		d.cf.line = d.physical
+		d.line = d.physical
 	}
 }
 
 // endOfData marks the end of the data and discards the rest of the stream
-// up to its end, as PostgreSQL does after \.
+// up to its end, as PostgreSQL does after \. (In a block, the rest of the
+// block: whoever cut the stream into blocks discards the rest of it.)
 func (d *textReader) endOfData() error {
 	d.done = true
+	if d.br == nil {
+		d.pos = len(d.block)
+		return nil
+	}
 	_, err := io.Copy(io.Discard, d.br)
 	return err
 }
 
 // physicalLine returns the next physical line with its '\n' (none at the
-// end of the stream), or nil at the end. It aliases the read buffer, or
-// spill for a line longer than the buffer, until the next call.
+// end of the stream), or nil at the end. It aliases the block, or the
+// read buffer or spill (for a line longer than the buffer) until the next
+// call.
 func (d *textReader) physicalLine() ([]byte, error) {
+	if d.br == nil {
+		rest := d.block[d.pos:]
+		if len(rest) == 0 {
+			return nil, nil
+		}
+		n := bytes.IndexByte(rest, '\n') + 1
+		if n == 0 {
+			n = len(rest)
+		}
+		if n > maxCopyRow {
+			return nil, rowTooLong()
+		}
+		d.pos += n
+		d.physical++
+		return rest[:n], nil
+	}
 	chunk, err := d.br.ReadSlice('\n')
 	switch {
 	case err == bufio.ErrBufferFull:
