@@ -41,7 +41,7 @@ func pkLookupKey(t *TableDesc, preds []ZonePred) (key []byte, ok bool) {
 // pkRow returns the id of the row whose primary key entry key is, as the
 // txn sees it (its own inserts and deletes included), or ok=false.
 func (txn *Txn) pkRow(t *TableDesc, key []byte) (id uint64, ok bool, err error) {
-	if e, found := txn.pk[string(key)]; found {
+	if e, found := txn.pk.get(key); found {
 		return e.row, e.present, nil
 	}
 	return txn.db.viewPK(txn.snap, t, key)

@@ -44,7 +44,12 @@ type Txn struct {
 	exports []string
 	tables  map[uint64]*txnTable
 	// pk holds the primary key entries this txn wrote, by full key.
-	pk map[string]pkEntry
+	pk pkSet
+	// pkKeys and pkProbes hold the keys of an insert and those to look
+	// for among the committed ones; pkUpper bounds the look.
+	pkKeys   []byte
+	pkProbes []pkProbe
+	pkUpper  []byte
 	// onAbort runs when the txn ends without committing (OnAbort).
 	onAbort []func()
 	// checkedAt is the commit sequence seen before the first primary key
@@ -155,7 +160,6 @@ func (txn *Txn) release() {
 func (txn *Txn) table(t *TableDesc) *txnTable {
 	if txn.tables == nil {
 		txn.tables = make(map[uint64]*txnTable)
-		txn.pk = make(map[string]pkEntry)
 	}
 	tt, ok := txn.tables[t.ID]
 	if !ok {
@@ -237,12 +241,8 @@ func (txn *Txn) insert(t *TableDesc, rows *types.Batch, id func(int) uint64) err
 	n := rows.Len()
 	tt := txn.table(t)
 	if len(t.PrimaryKey) > 0 {
-		for i := range n {
-			txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, rows, i)
-			if err := txn.checkPK(t, tt, txn.keyBuf, rows, i); err != nil {
-				return err
-			}
-			txn.pk[string(txn.keyBuf)] = pkEntry{table: t, row: id(i), present: true}
+		if err := txn.addKeys(t, tt, rows, id); err != nil {
+			return err
 		}
 	}
 	for i := range n {
@@ -291,30 +291,6 @@ func (txn *Txn) spill(tt *txnTable) error {
 	tt.pending.Reset()
 	tt.pendingIDs = tt.pendingIDs[:0]
 	tt.pendingBytes = 0
-	return nil
-}
-
-// checkPK returns a 23505 error if key is taken by a row this txn can see.
-func (txn *Txn) checkPK(t *TableDesc, tt *txnTable, key []byte, rows *types.Batch, i int) error {
-	if e, ok := txn.pk[string(key)]; ok {
-		if e.present {
-			return uniqueViolation(t, rows, i)
-		}
-		return nil
-	}
-	if !txn.checked {
-		txn.checked = true
-		txn.checkedAt = txn.db.pkSeq.Load()
-	}
-	row, found, err := txn.db.viewPK(txn.db.kv, t, key)
-	if err != nil {
-		return err
-	}
-	if found {
-		if _, gone := tt.deleted[row]; !gone {
-			return uniqueViolation(t, rows, i)
-		}
-	}
 	return nil
 }
 
@@ -418,7 +394,7 @@ func (txn *Txn) DeleteRows(t *TableDesc, rowIDs []uint64, rows *types.Batch) err
 		}
 		if len(t.PrimaryKey) > 0 {
 			txn.keyBuf = appendPKKey(txn.keyBuf[:0], t, rows, i)
-			txn.pk[string(txn.keyBuf)] = pkEntry{table: t}
+			txn.pk.put(t, txn.keyBuf, 0, false)
 		}
 	}
 	return nil
@@ -557,11 +533,11 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 		return nil
 	}
 	if txn.checked && db.pkSeq.Load() != txn.checkedAt {
-		for key, e := range txn.pk {
+		err := txn.pk.each(func(key []byte, e pkEntry) error {
 			if !e.present {
-				continue
+				return nil
 			}
-			row, found, err := db.viewPK(db.kv, e.table, []byte(key))
+			row, found, err := db.viewPK(db.kv, e.table, key)
 			if err != nil {
 				return err
 			}
@@ -569,9 +545,15 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 			if _, gone := tt.deleted[row]; found && row != e.row && !gone {
 				return txn.conflict(e)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	b := db.kv.NewBatch()
+	// NB: a load's batch holds millions of key entries; sized at once,
+	// it is not copied as it grows.
+	b := db.kv.NewBatchWithSize(txn.pk.keyBytes + txn.pk.len()*(pkPrefixLen+16) + 1<<16)
 	defer b.Close()
 	heads := make(map[uint64]uint64, len(txn.tables))
 	for id, tt := range txn.tables {
@@ -601,27 +583,31 @@ func (txn *Txn) commitLocked(frags map[uint64]*fragment) error {
 		}
 		heads[id] = v
 	}
-	for key, e := range txn.pk {
+	var idBuf [8]byte
+	err := txn.pk.each(func(key []byte, e pkEntry) error {
 		var err error
 		if e.present {
-			var idBuf [8]byte
 			binary.BigEndian.PutUint64(idBuf[:], e.row)
-			err = b.Set([]byte(key), idBuf[:], nil)
+			err = b.Set(key, idBuf[:], nil)
 		} else if e.table.Branch != "" {
 			// A branch's tombstone: the key is not looked for in its base.
-			err = b.Set([]byte(key), nil, nil)
+			err = b.Set(key, nil, nil)
 		} else {
-			err = b.Delete([]byte(key), nil)
+			err = b.Delete(key, nil)
 		}
 		if err != nil {
 			return ioErrorf(err, "committing")
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := db.commitBatch(b); err != nil {
 		return ioErrorf(err, "committing")
 	}
 	db.commitSeq++
-	if len(txn.pk) > 0 {
+	if txn.pk.len() > 0 {
 		db.pkSeq.Add(1)
 	}
 	for id, v := range heads {
