@@ -263,12 +263,15 @@ func (w *fragWriter) add(b *types.Batch, ids []uint64, xmins []uint64) error {
 		v := w.bufs[c]
 		switch {
 		case c < nt:
+			w.reserve(v, b.Cols[c], n)
 			appendRange(v, b.Cols[c], 0, n)
 		case c == hiddenRowID(nt):
+			w.reserve(v, nil, n)
 			for _, id := range ids {
 				v.AppendInt(int64(id))
 			}
 		default:
+			w.reserve(v, nil, n)
 			for _, x := range xmins {
 				v.AppendInt(int64(x))
 			}
@@ -281,6 +284,56 @@ func (w *fragWriter) add(b *types.Batch, ids []uint64, xmins []uint64) error {
 		}
 	}
 	return w.failed()
+}
+
+// reserve makes room in v, a column's pending rows, for the first n rows
+// of src (nil: n int8 values). A Vec that grows by doubling to a chunk of
+// millions of rows copies them all about twice, and its spare capacity
+// is fresh memory the kernel faults in; instead it doubles up to an
+// eighth of the chunk it is to become (estimated from src's rows) and
+// then takes the whole chunk at once.
+func (w *fragWriter) reserve(v *types.Vec, src *types.Vec, n int) {
+	raw := int64(8 * n)
+	if src != nil {
+		raw = chunkRawSize(v.Type, src, 0, n)
+	}
+	rows := v.Len() + n
+	est := rows
+	if raw > 0 {
+		est = max(rows, int(w.target*int64(n)/raw))
+	}
+	v.Nulls = growTo(v.Nulls, rows, est)
+	switch v.Type.Phys() {
+	case types.PhysBool:
+		v.Bools = growTo(v.Bools, rows, est)
+	case types.PhysInt:
+		v.Ints = growTo(v.Ints, rows, est)
+	case types.PhysFloat:
+		v.Floats = growTo(v.Floats, rows, est)
+	default:
+		if len(v.Bytes.Offsets) == 0 {
+			v.Bytes.Offsets = append(v.Bytes.Offsets, 0)
+		}
+		data := len(v.Bytes.Data) + int(src.Bytes.Offsets[n]-src.Bytes.Offsets[0])
+		v.Bytes.Data = growTo(v.Bytes.Data, data, max(data, int(w.target)))
+		v.Bytes.Offsets = growTo(v.Bytes.Offsets, rows+1, est+1)
+	}
+}
+
+// growTo returns s with room for need elements: twice its capacity, or
+// est and an eighth more once that is within eight times of it.
+func growTo[T any](s []T, need, est int) []T {
+	if need <= cap(s) {
+		return s
+	}
+	c := max(need, 2*cap(s))
+	if 8*c >= est {
+		c = max(need, est+est/8)
+	}
+	// NB: not slices.Grow, whose append rounds a doubling up by half.
+	g := make([]T, len(s), c)
+	copy(g, s)
+	return g
 }
 
 // cut turns column c's pending rows into chunks of about the target size;

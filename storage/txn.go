@@ -59,6 +59,8 @@ type Txn struct {
 	done      bool
 
 	keyBuf, rowBuf []byte
+	// ids holds the row ids of an insert.
+	ids []uint64
 
 	// fragMu guards frags: the live fragments of each table in the txn's
 	// snapshot, listed once (a statement's scans, searches and fetches
@@ -253,6 +255,16 @@ func (txn *Txn) insert(t *TableDesc, rows *types.Batch, id func(int) uint64) err
 			tt.own = append(tt.own, idRange{rid, rid})
 		}
 	}
+	tt.inserted += int64(n)
+	if tt.w != nil && len(tt.pendingIDs) == 0 {
+		// Past the first spill the rows go straight into the fragment,
+		// not through pending (one copy of them fewer).
+		txn.ids = txn.ids[:0]
+		for i := range n {
+			txn.ids = append(txn.ids, id(i))
+		}
+		return tt.w.add(rows, txn.ids, nil)
+	}
 	if tt.pending == nil {
 		tt.pending = types.NewBatch(t.ColumnTypes(), n)
 	}
@@ -266,7 +278,6 @@ func (txn *Txn) insert(t *TableDesc, rows *types.Batch, id func(int) uint64) err
 	for c, v := range rows.Cols {
 		tt.pendingBytes += chunkRawSize(t.Columns[c].Type, v, 0, n)
 	}
-	tt.inserted += int64(n)
 	if tt.pendingBytes >= spillBytes {
 		return txn.spill(tt)
 	}
