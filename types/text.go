@@ -85,6 +85,19 @@ func AppendParsed(v *Vec, s string) error {
 	case Numeric:
 		return v.appendEncoded(func(dst []byte) ([]byte, error) { return ParseNumericTypmod(dst, s, v.Type) })
 	case Bpchar:
+		if w := v.Type.Width; w > 0 {
+			if c := utf8.RuneCountInString(s); c < w {
+				// Padded in place: a load of char(n) columns builds no
+				// string per value.
+				v.ensureOffsets()
+				v.Bytes.Data = append(v.Bytes.Data, s...)
+				for range w - c {
+					v.Bytes.Data = append(v.Bytes.Data, ' ')
+				}
+				v.AppendedBytes()
+				return nil
+			}
+		}
 		p, err := PadBpchar(s, v.Type.Width)
 		if err != nil {
 			return err

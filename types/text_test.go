@@ -296,3 +296,29 @@ func FuzzAppendParsed(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendParsedBpchar checks character(n)'s padding and cut, and that
+// padding a value allocates nothing once the Vec has grown.
+func TestAppendParsedBpchar(t *testing.T) {
+	typ := Type{Kind: Bpchar, Width: 3}
+	for _, c := range []struct{ in, want string }{
+		{"a", "a  "}, {"", "   "}, {"é", "é  "}, {"abc", "abc"}, {"ab  ", "ab "}, {"éüö   ", "éüö"},
+	} {
+		if got, err := parseText(t, typ, c.in); err != nil || got != c.want {
+			t.Errorf("char(3) %q: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	_, err := parseText(t, typ, "abcd")
+	checkCode(t, err, pgerror.StringDataRightTrunc, "value too long for type character(3)")
+
+	v := NewVec(Type{Kind: Bpchar, Width: 10}, 1000)
+	v.Bytes.Data = make([]byte, 0, 10000)
+	if n := testing.AllocsPerRun(500, func() {
+		if v.Len() == 1000 {
+			v.Reset()
+		}
+		_ = AppendParsed(v, "MAIL")
+	}); n != 0 {
+		t.Errorf("%v allocs per padded value", n)
+	}
+}
