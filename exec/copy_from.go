@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -179,6 +180,13 @@ func (cf *copyFrom) insertRows(b *types.Batch, lines []int64) error {
 // appendText parses the text form of a value into v.
 func (cf *copyFrom) appendText(v *types.Vec, val []byte) error {
 	return types.AppendParsedBytes(v, val)
+}
+
+// appendChecked is appendText of a value known to be valid UTF-8 without
+// NUL, which AppendParsedBytes would check again.
+func appendChecked(v *types.Vec, val []byte) error {
+	// NB: AppendParsed copies what it keeps, as AppendParsedBytes relies on.
+	return types.AppendParsed(v, unsafe.String(unsafe.SliceData(val), len(val)))
 }
 
 // maxCopyDisplay is how much of a line or value a CONTEXT shows.

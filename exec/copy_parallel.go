@@ -24,6 +24,8 @@ import (
 // batches.
 type copyBlock struct {
 	data []byte
+	// plain is set when data holds no quote or backslash.
+	plain bool
 	// physical and logical count the lines before the block's first, as
 	// textReader counts them.
 	physical, logical int64
@@ -204,6 +206,7 @@ func (p *copyPipe) split() {
 			return
 		}
 		last, err := p.next(blk)
+		blk.plain = !p.sp.special(blk.data)
 		if err == nil {
 			err = p.charge(blk)
 		}
@@ -255,7 +258,7 @@ func (p *copyPipe) parseBlock(d *textReader, blk *copyBlock) {
 	cf := p.cf
 	blk.used, blk.lines = 0, blk.lines[:0]
 	cb := blk.batch(cf, 0)
-	d.reset(blk.data, blk.physical, blk.logical, cb.target)
+	d.reset(blk.data, blk.plain, blk.physical, blk.logical, cb.target)
 	rows := 0
 	for {
 		if rows == copyBatchRows {

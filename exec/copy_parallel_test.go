@@ -112,6 +112,7 @@ func TestCopyBlocksMatchSerial(t *testing.T) {
 		"a\t1\nb\n",
 		"a\t1\n\xff\t2\n",
 		"a\t1\nb\t2\n\\.",
+		"a\x00\t1\n",
 		"",
 	}
 	for _, in := range text {
@@ -131,6 +132,13 @@ func TestCopyBlocksMatchSerial(t *testing.T) {
 	for _, in := range csv {
 		checkBlocks(t, csvOpts, in, types.TypText, types.TypInt4)
 	}
+	// Blocks without a quote or backslash are split at the delimiter
+	// alone; an unquoted empty field is still NULL, a custom NULL string
+	// too.
+	checkBlocks(t, csvOpts, "a,1\n,2\nb,\n,\nc,3,\n", types.TypText, types.TypInt4)
+	pipes := textOpts
+	pipes.Delimiter, pipes.Null = '|', "nil"
+	checkBlocks(t, pipes, "a|1\nnil|nil\n|2\nb|x\n", types.TypText, types.TypInt4)
 	header := csvOpts
 	header.Header = plan.HeaderMatch
 	checkBlocks(t, header, "c1,c2\na,1\n\"b\nc\",2\n", types.TypText, types.TypInt4)
@@ -376,15 +384,17 @@ func TestCopyBlockAllocs(t *testing.T) {
 	cf, _ := testCopy(t, csvOpts, types.TypInt4, types.TypText, types.TypNumeric, types.Type{Kind: types.Date})
 	p := &copyPipe{cf: cf}
 	d := newTextReader(cf, nil)
-	blk := &copyBlock{data: []byte(strings.Repeat("12345,\"some \"\"text\"\" value\",3.25,1996-12-20\n", 2500))}
-	parse := func() {
-		p.parseBlock(d, blk)
-		if blk.err != nil || len(blk.lines) != 2500 || blk.used != 3 {
-			t.Fatalf("parsed %d rows in %d batches: %v", len(blk.lines), blk.used, blk.err)
+	for _, row := range []string{"12345,\"some \"\"text\"\" value\",3.25,1996-12-20\n", "12345,plain,3.25,1996-12-20\n"} {
+		blk := &copyBlock{data: []byte(strings.Repeat(row, 2500)), plain: !strings.Contains(row, `"`)}
+		parse := func() {
+			p.parseBlock(d, blk)
+			if blk.err != nil || len(blk.lines) != 2500 || blk.used != 3 {
+				t.Fatalf("parsed %d rows in %d batches: %v", len(blk.lines), blk.used, blk.err)
+			}
 		}
-	}
-	parse()
-	if a := testing.AllocsPerRun(20, parse); a != 0 {
-		t.Errorf("%v allocations a block, want 0", a)
+		parse()
+		if a := testing.AllocsPerRun(20, parse); a != 0 {
+			t.Errorf("%q: %v allocations a block, want 0", row, a)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"unicode/utf8"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -26,9 +27,11 @@ type textReader struct {
 	csv  bool
 
 	// block is the input when br is nil; pos is where the next line
-	// starts.
+	// starts. plain marks a block without a quote or backslash: a line is
+	// a row, and a field is the bytes between two delimiters.
 	block []byte
 	pos   int
+	plain bool
 	// target holds the Vecs of the input fields, in field order.
 	target []*types.Vec
 
@@ -44,9 +47,14 @@ type textReader struct {
 	// logical line that spans physical lines.
 	spill, joined []byte
 
-	// vals holds the current row's field values, unescaped, back to back.
+	// vals holds the current row's field values, unescaped, back to back
+	// (in a plain block, the fields are in the line itself).
 	vals   []byte
 	fields []textField
+	// checked is set when the values are valid UTF-8 without NUL, as
+	// their line was: CSV's and a plain block's (quotes and delimiters are
+	// ASCII), not those of text with escapes.
+	checked bool
 }
 
 // textField is one field of the current row: vals[start:end], or NULL.
@@ -62,10 +70,13 @@ func newTextReader(cf *copyFrom, br *bufio.Reader) *textReader {
 }
 
 // reset makes d read block, whose first line follows physical physical
-// lines and logical logical ones, into target.
-func (d *textReader) reset(block []byte, physical, logical int64, target []*types.Vec) {
-	d.br, d.block, d.pos, d.done = nil, block, 0, false
+// lines and logical logical ones, into target; plain marks a block
+// without a quote or backslash.
+func (d *textReader) reset(block []byte, plain bool, physical, logical int64, target []*types.Vec) {
+	d.br, d.block, d.pos, d.done, d.plain = nil, block, 0, false, plain
 	d.physical, d.logical, d.target = physical, logical, target
+	o := d.opts
+	d.checked = (d.csv || plain) && o.Delimiter < utf8.RuneSelf && o.Quote < utf8.RuneSelf && o.Escape < utf8.RuneSelf
 }
 
 // lineError adds the context of the current line to err; text nil shows
@@ -112,8 +123,14 @@ func (d *textReader) readRow() (bool, error) {
 		return false, err
 	}
 	cf := d.cf
-	if err := d.split(line); err != nil {
-		return false, d.lineError(err, line)
+	vals := line
+	if d.plain {
+		d.splitPlain(line)
+	} else {
+		if err := d.split(line); err != nil {
+			return false, d.lineError(err, line)
+		}
+		vals = d.vals
 	}
 	if len(d.fields) > len(d.target) {
 		return false, d.lineError(pgerror.New(pgerror.BadCopyFileFormat, "extra data after last expected column"), line)
@@ -128,8 +145,14 @@ func (d *textReader) readRow() (bool, error) {
 			v.AppendNull()
 			continue
 		}
-		val := d.vals[f.start:f.end]
-		if err := cf.appendText(v, val); err != nil {
+		val := vals[f.start:f.end]
+		var err error
+		if d.checked {
+			err = appendChecked(v, val)
+		} else {
+			err = cf.appendText(v, val)
+		}
+		if err != nil {
 			return false, cf.columnErrorAt(d.line, err, i, val)
 		}
 	}
@@ -149,6 +172,16 @@ func (d *textReader) readLine() (line []byte, ok bool, err error) {
 	if line == nil {
 		d.done = true
 		return nil, false, nil
+	}
+	if d.plain {
+		// Nothing escapes or quotes the newline, and no end marker.
+		d.setLine()
+		line = bytes.TrimSuffix(line, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if err := types.ValidUTF8(line); err != nil {
+			return nil, false, d.lineError(err, nil)
+		}
+		return line, true, nil
 	}
 	if d.csv && (string(line) == "\\.\n" || string(line) == "\\.\r\n" || string(line) == `\.`) {
 		return nil, false, d.endOfData()
@@ -342,6 +375,23 @@ func (d *textReader) split(line []byte) error {
 	}
 	d.splitText(line)
 	return nil
+}
+
+// splitPlain cuts a line of a plain block at the delimiter: the fields
+// index line. As in splitText and splitCSV, a field equal to the NULL
+// string is NULL (in CSV it is unquoted: nothing is quoted here).
+func (d *textReader) splitPlain(line []byte) {
+	d.fields = d.fields[:0]
+	delim, start := d.opts.Delimiter, 0
+	// NB: a loop, not bytes.IndexByte: fields are short, and the call
+	// costs more than the search.
+	for i := 0; i < len(line); i++ {
+		if line[i] == delim {
+			d.fields = append(d.fields, textField{start: start, end: i, null: string(line[start:i]) == d.opts.Null})
+			start = i + 1
+		}
+	}
+	d.fields = append(d.fields, textField{start: start, end: len(line), null: string(line[start:]) == d.opts.Null})
 }
 
 // splitText cuts a text-format line at the delimiter, undoing backslash
