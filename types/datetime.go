@@ -55,6 +55,9 @@ func (t Type) IsDateTime() bool {
 // ParseDate parses s as date input: YYYY-MM-DD (a time after it is
 // ignored), epoch (1970-01-01), infinity or -infinity.
 func ParseDate(s string) (int64, error) {
+	if d, ok := parseISODate(s); ok {
+		return d, nil
+	}
 	us, special, err := parseDateTime(s, "date", false)
 	if err != nil {
 		return 0, err
@@ -66,6 +69,44 @@ func ParseDate(s string) (int64, error) {
 		return DateNegInfinity, nil
 	}
 	return floorDiv(us, 86400e6), nil
+}
+
+// parseISODate parses the form nearly every date comes in, YYYY-MM-DD
+// exactly, as parseDateTime does but without its general machinery (a
+// load of dates spent most of its time there); ok is false for anything
+// else, which parseDateTime then reads or rejects.
+func parseISODate(s string) (days int64, ok bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	var n [8]int
+	for i, k := range [8]int{0, 1, 2, 3, 5, 6, 8, 9} {
+		c := s[k]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n[i] = int(c - '0')
+	}
+	year := n[0]*1000 + n[1]*100 + n[2]*10 + n[3]
+	month, day := n[4]*10+n[5], n[6]*10+n[7]
+	if year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) {
+		return 0, false
+	}
+	return daysFromCivil(year, month, day) - pgEpochUnix/86400, true
+}
+
+// daysFromCivil returns the days from 1970-01-01 to a date of the
+// proleptic Gregorian calendar (Howard Hinnant's days_from_civil).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400 // y >= 0 here
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era*146097 + doe - 719468)
 }
 
 // ParseTimestamp parses s as timestamp (tz false: a zone in s is ignored,
@@ -246,7 +287,16 @@ func parseZone(z string) (*time.Location, bool) {
 var zones sync.Map
 
 func daysIn(year, month int) int {
-	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func floorDiv(a, b int64) int64 {

@@ -2,6 +2,7 @@ package types
 
 import (
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 )
@@ -71,5 +72,30 @@ func TestDateTimeText(t *testing.T) {
 	dv := NewVec(Type{Kind: Date}, 1)
 	if err := c.AppendRecv(dv, []byte{0xff, 0xff, 0xff, 0xff}); err != nil || string(AppendDate(nil, dv.Ints[0])) != "1999-12-31" {
 		t.Fatalf("date recv %v, %v", dv.Ints, err)
+	}
+}
+
+// parseISODate reads every day of years 1 to 3000 as parseDateTime does,
+// and leaves every other form to it.
+func TestParseISODate(t *testing.T) {
+	for tm := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC); tm.Year() <= 3000; tm = tm.AddDate(0, 0, 1) {
+		s := tm.Format("2006-01-02")
+		got, ok := parseISODate(s)
+		us, _, err := parseDateTime(s, "date", false)
+		if !ok || err != nil || got != floorDiv(us, 86400e6) {
+			t.Fatalf("%s: %d %v, want %d (%v)", s, got, ok, floorDiv(us, 86400e6), err)
+		}
+		if d := tm.Day(); d >= 28 && daysIn(tm.Year(), int(tm.Month())) != time.Date(tm.Year(), tm.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+			t.Fatalf("daysIn(%d, %d)", tm.Year(), tm.Month())
+		}
+	}
+	for _, s := range []string{"0000-01-01", "2023-02-29", "1900-02-29", "2024-02-30", "2023-13-01", "2023-00-10",
+		"2023-04-31", "2023-1-01", " 2023-01-01", "2023-01-01 ", "2023/01/01", "20230-01-01", "2023-01-0x", "epoch"} {
+		if _, ok := parseISODate(s); ok {
+			t.Errorf("%q: taken by the fast path", s)
+		}
+	}
+	if d, ok := parseISODate("2000-01-01"); !ok || d != 0 {
+		t.Errorf("2000-01-01: %d", d)
 	}
 }
