@@ -260,18 +260,17 @@ func (w *fragWriter) add(b *types.Batch, ids []uint64, xmins []uint64) error {
 	w.maxRow = ids[n-1]
 	nt := len(w.t.Columns)
 	for c := range w.bufs {
-		v := w.bufs[c]
 		switch {
 		case c < nt:
-			w.reserve(v, b.Cols[c], n)
+			v := w.reserve(c, b.Cols[c], n)
 			appendRange(v, b.Cols[c], 0, n)
 		case c == hiddenRowID(nt):
-			w.reserve(v, nil, n)
+			v := w.reserve(c, nil, n)
 			for _, id := range ids {
 				v.AppendInt(int64(id))
 			}
 		default:
-			w.reserve(v, nil, n)
+			v := w.reserve(c, nil, n)
 			for _, x := range xmins {
 				v.AppendInt(int64(x))
 			}
@@ -286,18 +285,30 @@ func (w *fragWriter) add(b *types.Batch, ids []uint64, xmins []uint64) error {
 	return w.failed()
 }
 
-// reserve makes room in v, a column's pending rows, for the first n rows
-// of src (nil: n int8 values). A Vec that grows by doubling to a chunk of
-// millions of rows copies them all about twice, and its spare capacity
-// is fresh memory the kernel faults in; instead it doubles up to an
-// eighth of the chunk it is to become (estimated from src's rows) and
-// then takes the whole chunk at once.
-func (w *fragWriter) reserve(v *types.Vec, src *types.Vec, n int) {
+// reserve makes room in column c's pending rows for the first n rows of
+// src (nil: n int8 values) and returns the Vec that holds them. A Vec
+// that grows by doubling to a chunk of millions of rows copies them all
+// about twice, and its spare capacity is fresh memory the kernel faults
+// in; instead it doubles up to an eighth of the chunk it is to become
+// (estimated from src's rows) and then takes the whole chunk at once:
+// the Vec of a chunk encoded since, if there is one, else fresh memory.
+func (w *fragWriter) reserve(c int, src *types.Vec, n int) *types.Vec {
+	v := w.bufs[c]
 	raw := int64(8 * n)
+	data := 0
 	if src != nil {
 		raw = chunkRawSize(v.Type, src, 0, n)
+		if v.Type.Phys() == types.PhysBytes {
+			data = len(v.Bytes.Data) + int(src.Bytes.Offsets[n]-src.Bytes.Offsets[0])
+		}
 	}
 	rows := v.Len() + n
+	if !vecFits(v, rows, data) {
+		if f := w.takeFree(c, rows, data); f != nil {
+			appendRange(f, v, 0, v.Len())
+			w.bufs[c], v = f, f
+		}
+	}
 	est := rows
 	if raw > 0 {
 		est = max(rows, int(w.target*int64(n)/raw))
@@ -314,10 +325,44 @@ func (w *fragWriter) reserve(v *types.Vec, src *types.Vec, n int) {
 		if len(v.Bytes.Offsets) == 0 {
 			v.Bytes.Offsets = append(v.Bytes.Offsets, 0)
 		}
-		data := len(v.Bytes.Data) + int(src.Bytes.Offsets[n]-src.Bytes.Offsets[0])
 		v.Bytes.Data = growTo(v.Bytes.Data, data, max(data, int(w.target)))
 		v.Bytes.Offsets = growTo(v.Bytes.Offsets, rows+1, est+1)
 	}
+	return v
+}
+
+// vecFits reports whether v has room for rows rows and, of variable
+// width, data bytes.
+func vecFits(v *types.Vec, rows, data int) bool {
+	if cap(v.Nulls) < rows {
+		return false
+	}
+	switch v.Type.Phys() {
+	case types.PhysBool:
+		return cap(v.Bools) >= rows
+	case types.PhysInt:
+		return cap(v.Ints) >= rows
+	case types.PhysFloat:
+		return cap(v.Floats) >= rows
+	}
+	return cap(v.Bytes.Data) >= data && cap(v.Bytes.Offsets) > rows
+}
+
+// takeFree returns an empty Vec of column c's type, of an encoded chunk,
+// with room for rows rows and data bytes, or nil.
+func (w *fragWriter) takeFree(c, rows, data int) *types.Vec {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.frees) - 1; i >= 0; i-- {
+		if v := w.frees[i]; v.Type.Equal(w.types[c]) {
+			v.Reset()
+			if vecFits(v, rows, data) {
+				w.frees = append(w.frees[:i], w.frees[i+1:]...)
+				return v
+			}
+		}
+	}
+	return nil
 }
 
 // growTo returns s with room for need elements: twice its capacity, or
