@@ -14,8 +14,9 @@ import (
 
 // pkSet holds the primary key entries a transaction wrote, by key. A bulk
 // load writes millions, so it is built for that. The keys (after their
-// t<id>k prefix, which names the table) lie back to back in pages, the
-// entries in pages too, in the order they were first written: nothing is
+// t<id>k prefix, which names the table) lie back to back in pages of
+// their table, the entries (16 bytes each) in pages too, in the order they
+// were first written: nothing is
 // copied as the set grows, the garbage collector has nothing to walk in
 // it, and the commit's batch gets the keys in that order, which Pebble
 // sorts cheaply when they came sorted.
@@ -33,7 +34,7 @@ type pkSet struct {
 	ents [][]pkEnt
 	n    int
 	// pages hold the keys; keyBytes counts them.
-	pages    [][]byte
+	pages    []pkPage
 	keyBytes int
 	// slots is empty or a power of two long: 0 is empty, else the hash
 	// tag in the high half and the entry's index + 1 in the low one;
@@ -52,19 +53,44 @@ type pkTable struct {
 	// run holds the indexes of its entries whose keys ascend, each past
 	// the keys of all its entries before it.
 	run []uint32
+	// page is the index of the page its keys go to, or -1.
+	page int
 }
 
-// pkEnt is one entry: its key is pages[page][off:off+n], after the prefix
-// of tables[table].
+// pkPage is a page of keys of one table.
+type pkPage struct {
+	table uint32
+	data  []byte
+}
+
+// pkEnt is one entry, in 16 bytes: rowp is its row id with the present
+// flag in the top bit (row ids are below 2^63); loc is where its key is:
+// the page (24 bits), the offset in it (20 bits) and the length (20 bits,
+// pkWholePage for a key that fills a page of its own).
 type pkEnt struct {
-	row          uint64
-	page, off, n uint32
-	table        uint32
-	present      bool
+	rowp, loc uint64
 }
 
-// pkPageSize is the size of a page of keys; a longer key has a page of
-// its own. pkEntPage is the number of entries in a page of them.
+const (
+	pkPresent   = 1 << 63
+	pkWholePage = 1<<20 - 1
+)
+
+func (e *pkEnt) row() uint64   { return e.rowp &^ pkPresent }
+func (e *pkEnt) present() bool { return e.rowp&pkPresent != 0 }
+func (e *pkEnt) page() int     { return int(e.loc >> 40) }
+
+// set sets the entry's row and present flag.
+func (e *pkEnt) set(row uint64, present bool) {
+	e.rowp = row
+	if present {
+		e.rowp |= pkPresent
+	}
+}
+
+// pkPageSize is the size of a page of keys; a key of pkWholePage bytes
+// or more has a page of its own. pkEntPage is the number of entries in a
+// page of them.
 const (
 	pkPageSize = 1 << 20
 	pkEntShift = 15
@@ -79,9 +105,17 @@ func (s *pkSet) ent(i int) *pkEnt { return &s.ents[i>>pkEntShift][i&(pkEntPage-1
 
 // keyOf returns entry i's key, after its prefix.
 func (s *pkSet) keyOf(i int) []byte {
-	e := s.ent(i)
-	return s.pages[e.page][e.off : e.off+e.n]
+	loc := s.ent(i).loc
+	data := s.pages[loc>>40].data
+	off, n := loc>>20&pkWholePage, loc&pkWholePage
+	if n == pkWholePage {
+		return data
+	}
+	return data[off : off+n]
 }
+
+// tableOfEnt returns the table index of entry i.
+func (s *pkSet) tableOfEnt(i int) uint32 { return s.pages[s.ent(i).page()].table }
 
 // table returns the index of t's entries, making t the descriptor they
 // carry.
@@ -92,7 +126,7 @@ func (s *pkSet) table(t *TableDesc) uint32 {
 			return uint32(i)
 		}
 	}
-	s.tables = append(s.tables, pkTable{t: t})
+	s.tables = append(s.tables, pkTable{t: t, page: -1})
 	return uint32(len(s.tables) - 1)
 }
 
@@ -169,7 +203,7 @@ func (s *pkSet) find(ti uint32, key []byte, tag uint32) (slot int, found bool) {
 		if uint32(v>>32) != tag {
 			continue
 		}
-		if e := int(uint32(v)) - 1; s.ent(e).table == ti && string(s.keyOf(e)) == string(key) {
+		if e := int(uint32(v)) - 1; s.tableOfEnt(e) == ti && string(s.keyOf(e)) == string(key) {
 			return i, true
 		}
 	}
@@ -186,7 +220,7 @@ func (s *pkSet) get(key []byte) (pkEntry, bool) {
 		return pkEntry{}, false
 	}
 	e := s.ent(i)
-	return pkEntry{table: s.tables[ti].t, row: e.row, present: e.present}, true
+	return pkEntry{table: s.tables[ti].t, row: e.row(), present: e.present()}, true
 }
 
 // add returns the entry of key (after its prefix) of table ti, adding it,
@@ -209,19 +243,26 @@ func (s *pkSet) add(ti uint32, key []byte, row uint64) (e *pkEnt, found bool) {
 		s.slots[slot] = uint64(tag)<<32 | uint64(i+1)
 		s.hashed++
 	}
-	page := len(s.pages) - 1
-	if page < 0 || len(s.pages[page])+len(key) > cap(s.pages[page]) {
-		s.pages = append(s.pages, make([]byte, 0, max(pkPageSize, len(key))))
-		page++
+	page, off, n := s.tables[ti].page, 0, len(key)
+	if n >= pkWholePage {
+		page, n = len(s.pages), pkWholePage
+		s.pages = append(s.pages, pkPage{table: ti, data: append([]byte(nil), key...)})
+	} else {
+		if page < 0 || len(s.pages[page].data)+len(key) > pkPageSize {
+			page = len(s.pages)
+			s.pages = append(s.pages, pkPage{table: ti, data: make([]byte, 0, pkPageSize)})
+			s.tables[ti].page = page
+		}
+		off = len(s.pages[page].data)
+		s.pages[page].data = append(s.pages[page].data, key...)
 	}
-	off := len(s.pages[page])
-	s.pages[page] = append(s.pages[page], key...)
 	s.keyBytes += len(key)
 	if s.n == len(s.ents)*pkEntPage {
 		s.ents = append(s.ents, make([]pkEnt, pkEntPage))
 	}
 	e = s.ent(i)
-	*e = pkEnt{row: row, page: uint32(page), off: uint32(off), n: uint32(len(key)), table: ti, present: true}
+	e.set(row, true)
+	e.loc = uint64(page)<<40 | uint64(off)<<20 | uint64(n)
 	s.n++
 	return e, false
 }
@@ -229,7 +270,7 @@ func (s *pkSet) add(ti uint32, key []byte, row uint64) (e *pkEnt, found bool) {
 // put sets the entry of a whole key.
 func (s *pkSet) put(t *TableDesc, key []byte, row uint64, present bool) {
 	e, _ := s.add(s.table(t), key[pkPrefixLen:], row)
-	e.row, e.present = row, present
+	e.set(row, present)
 }
 
 // grow doubles the slots; the tags they keep place the entries again
@@ -258,10 +299,10 @@ func (s *pkSet) grow() {
 func (s *pkSet) each(fn func(key []byte, e pkEntry) error) error {
 	for i := range s.n {
 		e := s.ent(i)
-		t := s.tables[e.table].t
+		t := s.tables[s.tableOfEnt(i)].t
 		s.key = append(binary.BigEndian.AppendUint64(append(s.key[:0], 't'), t.ID), tagPK)
 		s.key = append(s.key, s.keyOf(i)...)
-		if err := fn(s.key, pkEntry{table: t, row: e.row, present: e.present}); err != nil {
+		if err := fn(s.key, pkEntry{table: t, row: e.row(), present: e.present()}); err != nil {
 			return err
 		}
 	}
@@ -293,10 +334,10 @@ func (txn *Txn) addKeys(t *TableDesc, tt *txnTable, rows *types.Batch, id func(i
 		case !found:
 			probes = append(probes, pkProbe{start: start, end: len(keys), row: i})
 			continue
-		case e.present:
+		case e.present():
 			bad = i
 		default: // the txn deleted the key: it is free
-			e.present, e.row = true, id(i)
+			e.set(id(i), true)
 			continue
 		}
 		break

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -57,8 +59,8 @@ func TestPKSetModel(t *testing.T) {
 					if !found {
 						model[string(k)] = entry{tbl, uint64(i), true}
 						order = append(order, string(k))
-					} else if e.row != want.row || e.present != want.present {
-						t.Fatalf("add %x: %d %v, want %v", k, e.row, e.present, want)
+					} else if e.row() != want.row || e.present() != want.present {
+						t.Fatalf("add %x: %d %v, want %v", k, e.row(), e.present(), want)
 					}
 				default:
 					s.put(tbl, k, uint64(i), op == 9)
@@ -207,4 +209,37 @@ func BenchmarkInsertKeys(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Keys of every length, up to pages of their own, and of two tables,
+// come back whole and tell their table.
+func TestPKSetLongKeys(t *testing.T) {
+	var s pkSet
+	tables := []*TableDesc{{ID: 1}, {ID: 2}}
+	var keys [][]byte
+	for i, n := range []int{0, 1, 5, pkWholePage - 1, pkWholePage, pkWholePage + 1, 3 << 20, 7, pkPageSize - 3, 2} {
+		tbl := tables[i%2]
+		k := binary.BigEndian.AppendUint64([]byte{'t'}, tbl.ID)
+		k = append(k, tagPK)
+		for j := range n {
+			k = append(k, byte(i+j))
+		}
+		if _, found := s.add(s.table(tbl), k[pkPrefixLen:], uint64(i)); found {
+			t.Fatalf("key %d found before it was added", i)
+		}
+		keys = append(keys, k)
+	}
+	for i, k := range keys {
+		if e, ok := s.get(k); !ok || e.row != uint64(i) || e.table.ID != tables[i%2].ID || !e.present {
+			t.Errorf("key %d (%d bytes): %+v, %v", i, len(k), e, ok)
+		}
+	}
+	i := 0
+	_ = s.each(func(k []byte, e pkEntry) error {
+		if !bytes.Equal(k, keys[i]) || e.table.ID != tables[i%2].ID {
+			t.Errorf("entry %d: %d bytes of table %d", i, len(k), e.table.ID)
+		}
+		i++
+		return nil
+	})
 }
