@@ -398,3 +398,27 @@ func TestCopyBlockAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCopyParseBlock parses a block of TPC-H lineitem rows.
+func BenchmarkCopyParseBlock(b *testing.B) {
+	opts := csvOpts
+	opts.Delimiter = '|'
+	cf, _ := testCopy(&testing.T{}, opts, types.TypInt4, types.TypInt4, types.TypInt4, types.TypInt4,
+		types.Type{Kind: types.Numeric, Width: 15, Scale: 2}, types.Type{Kind: types.Numeric, Width: 15, Scale: 2},
+		types.Type{Kind: types.Numeric, Width: 15, Scale: 2}, types.Type{Kind: types.Numeric, Width: 15, Scale: 2},
+		types.Type{Kind: types.Bpchar, Width: 1}, types.Type{Kind: types.Bpchar, Width: 1},
+		types.Type{Kind: types.Date}, types.Type{Kind: types.Date}, types.Type{Kind: types.Date},
+		types.Type{Kind: types.Bpchar, Width: 25}, types.Type{Kind: types.Bpchar, Width: 10}, types.Type{Kind: types.Varchar, Width: 44})
+	row := "1|155190|7706|1|17|21168.23|0.04|0.02|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|egular courts above the\n"
+	blk := &copyBlock{data: []byte(strings.Repeat(row, 10000)), plain: true}
+	p := &copyPipe{cf: cf}
+	d := newTextReader(cf, nil)
+	b.SetBytes(int64(len(blk.data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p.parseBlock(d, blk)
+		if blk.err != nil {
+			b.Fatal(blk.err)
+		}
+	}
+}
