@@ -123,21 +123,38 @@ func (cf *copyFrom) runText(br *bufio.Reader) (int64, error) {
 			p.parse()
 		}()
 	}
-	// NB: after an error the blocks are still received, so that the
-	// splitter, which may be waiting for the client, is done with the
-	// stream before it is given back.
+	// NB: after an error (or a panic) the blocks are still received, so
+	// that the splitter, which may be waiting for the client, is done
+	// with the stream before it is given back.
+	defer func() {
+		if r := recover(); r != nil {
+			p.halt()
+			for blk := range p.ordered {
+				<-blk.ready
+			}
+			wg.Wait()
+			panic(r)
+		}
+	}()
 	var err error
 	for blk := range p.ordered {
 		<-blk.ready
 		if err == nil {
 			if err = p.insert(blk); err != nil {
-				close(p.stop)
+				p.halt()
 			}
 		}
 		p.recycle(blk)
 	}
 	wg.Wait()
 	return cf.count, err
+}
+
+// halt stops the splitter and the workers; only the inserter calls it.
+func (p *copyPipe) halt() {
+	if !p.stopped() {
+		close(p.stop)
+	}
 }
 
 // insert inserts the rows of blk and returns its error.

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -419,6 +422,57 @@ func BenchmarkCopyParseBlock(b *testing.B) {
 		p.parseBlock(d, blk)
 		if blk.err != nil {
 			b.Fatal(blk.err)
+		}
+	}
+}
+
+// watchedReader is a slow client: it counts reads, and those after done
+// is set.
+type watchedReader struct {
+	r           io.Reader
+	done        atomic.Bool
+	reads, late atomic.Int64
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	w.reads.Add(1)
+	if w.done.Load() {
+		w.late.Add(1)
+	}
+	time.Sleep(100 * time.Microsecond)
+	return w.r.Read(p)
+}
+
+// A failed or panicking insert stops the reading: once the COPY has
+// returned (or panicked), nothing reads the client's stream any more,
+// which the connection then reads again.
+func TestCopyBlocksStopReading(t *testing.T) {
+	input := strings.Repeat("1\tx\n", 200000)
+	for _, fail := range []string{"error", "panic"} {
+		cf, _ := testCopy(t, textOpts, types.TypInt4, types.TypText)
+		cf.insert = func(*storage.TableDesc, *types.Batch) error {
+			if fail == "panic" {
+				panic("insert")
+			}
+			return pgerror.New(pgerror.UniqueViolation, "dup")
+		}
+		cf.blockSize = 1000
+		w := &watchedReader{r: strings.NewReader(input)}
+		func() {
+			defer func() {
+				if r := recover(); (r != nil) != (fail == "panic") {
+					t.Errorf("%s: recovered %v", fail, r)
+				}
+			}()
+			_, err := cf.run(bufio.NewReaderSize(w, 64))
+			if pgerror.GetCode(err) != pgerror.UniqueViolation {
+				t.Errorf("%s: %v", fail, err)
+			}
+		}()
+		w.done.Store(true)
+		time.Sleep(50 * time.Millisecond)
+		if w.late.Load() != 0 || w.reads.Load() > 1000 {
+			t.Errorf("%s: %d reads, %d after the COPY", fail, w.reads.Load(), w.late.Load())
 		}
 	}
 }
