@@ -476,3 +476,31 @@ func TestCopyBlocksStopReading(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCopyBlocks compares COPY's blocks parsed in parallel with the
+// stream read row after row, for any input and block size.
+// go test -run XXX -fuzz FuzzCopyBlocks ./exec
+func FuzzCopyBlocks(f *testing.F) {
+	f.Add(uint8(0), uint8(3), []byte("a\t1\nb\\\n\t2\n\\.\nc\n"))
+	f.Add(uint8(1), uint8(5), []byte("\"a\n\",1\n\\.\nb,\"\n"))
+	f.Fuzz(func(t *testing.T, format, blockSize uint8, data []byte) {
+		opts := []plan.CopyOptions{textOpts, csvOpts}[format%2]
+		wantRows, wantErr := serialCopy(t, opts, string(data), types.TypText, types.TypInt4)
+		rows, err := parallelCopy(t, opts, string(data), int(blockSize)+1, 2, types.TypText, types.TypInt4)
+		if err != wantErr || strings.Join(rows, "\n") != strings.Join(wantRows, "\n") {
+			t.Fatalf("blocks of %d:\n got %q, %s\nwant %q, %s", int(blockSize)+1, rows, err, wantRows, wantErr)
+		}
+	})
+}
+
+// An empty value that fails shows in the context as "", as in
+// PostgreSQL, on the first row too (the serial reader's first values
+// once showed none).
+func TestCopyEmptyValueContext(t *testing.T) {
+	for _, in := range []string{"\t\n", "a\\b\t\n"} {
+		_, err := serialCopy(t, textOpts, in, types.TypText, types.TypInt4)
+		if want := `22P02 invalid input syntax for type integer: "" [COPY t, line 1, column c2: ""]`; err != want {
+			t.Errorf("%q: %s, want %s", in, err, want)
+		}
+	}
+}

@@ -66,7 +66,9 @@ type textField struct {
 // newTextReader returns a reader of the stream br into cf's batch.
 func newTextReader(cf *copyFrom, br *bufio.Reader) *textReader {
 	o := cf.n.Options
-	return &textReader{cf: cf, br: br, opts: o, csv: o.Format == plan.CopyCSV, target: cf.target}
+	// NB: vals is never nil, so that an empty value shows in an error's
+	// context as "" (a nil one shows none).
+	return &textReader{cf: cf, br: br, opts: o, csv: o.Format == plan.CopyCSV, target: cf.target, vals: make([]byte, 0, 64)}
 }
 
 // reset makes d read block, whose first line follows physical physical
