@@ -288,7 +288,7 @@ func (p *copyPipe) parseBlock(d *textReader, blk *copyBlock) {
 			// The rows before the bad one are inserted (one of them may
 			// fail first); the bad one's fields read so far are not.
 			for _, v := range cb.target {
-				truncateVec(v, rows)
+				v.Truncate(rows)
 			}
 			blk.err = err
 			break
@@ -301,25 +301,6 @@ func (p *copyPipe) parseBlock(d *textReader, blk *copyBlock) {
 	}
 	if rows > 0 {
 		blk.used++
-	}
-}
-
-// truncateVec keeps the first n rows of v.
-func truncateVec(v *types.Vec, n int) {
-	if v.Len() <= n {
-		return
-	}
-	v.Nulls = v.Nulls[:n]
-	switch v.Type.Phys() {
-	case types.PhysBool:
-		v.Bools = v.Bools[:n]
-	case types.PhysInt:
-		v.Ints = v.Ints[:n]
-	case types.PhysFloat:
-		v.Floats = v.Floats[:n]
-	default:
-		v.Bytes.Data = v.Bytes.Data[:v.Bytes.Offsets[n]]
-		v.Bytes.Offsets = v.Bytes.Offsets[:n+1]
 	}
 }
 

@@ -402,7 +402,7 @@ func (w *fragWriter) cut(c int, all bool) error {
 		rest := w.newVec(c)
 		if k < n {
 			appendRange(rest, v, k, n)
-			truncateVec(v, k)
+			v.Truncate(k)
 		}
 		ck := fragChunk{Start: w.bufStart[c], Rows: int64(k), Seq: w.seqs[c]}
 		w.seqs[c]++
@@ -527,22 +527,6 @@ func (w *fragWriter) abort() {
 // done releases the writer's claim on its objects once its fragment is
 // committed (or abandoned to VACUUM).
 func (w *fragWriter) done() { w.db.inflight.remove(fragObjectPrefix(w.t.ID, w.id)) }
-
-// truncateVec keeps the first n rows of v.
-func truncateVec(v *types.Vec, n int) {
-	v.Nulls = v.Nulls[:n]
-	switch v.Type.Phys() {
-	case types.PhysBool:
-		v.Bools = v.Bools[:n]
-	case types.PhysInt:
-		v.Ints = v.Ints[:n]
-	case types.PhysFloat:
-		v.Floats = v.Floats[:n]
-	default:
-		v.Bytes.Data = v.Bytes.Data[:v.Bytes.Offsets[n]]
-		v.Bytes.Offsets = v.Bytes.Offsets[:n+1]
-	}
-}
 
 var chunkBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
 

@@ -147,6 +147,25 @@ func (v *Vec) AppendedBytes() {
 // is unchanged.
 func (v *Vec) AppendEncoded(enc func(dst []byte) ([]byte, error)) error { return v.appendEncoded(enc) }
 
+// Truncate keeps the first n rows of v (all, when it has no more).
+func (v *Vec) Truncate(n int) {
+	if v.Len() <= n {
+		return
+	}
+	v.Nulls = v.Nulls[:n]
+	switch v.Type.Phys() {
+	case PhysBool:
+		v.Bools = v.Bools[:n]
+	case PhysInt:
+		v.Ints = v.Ints[:n]
+	case PhysFloat:
+		v.Floats = v.Floats[:n]
+	default:
+		v.Bytes.Data = v.Bytes.Data[:v.Bytes.Offsets[n]]
+		v.Bytes.Offsets = v.Bytes.Offsets[:n+1]
+	}
+}
+
 // GetBytes returns variable-length value i (aliasing v's memory).
 func (v *Vec) GetBytes(i int) []byte { return v.Bytes.Get(i) }
 
