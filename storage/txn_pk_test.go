@@ -178,7 +178,7 @@ func TestInsertKeysAllocs(t *testing.T) {
 	for range 20 {
 		ins()
 	}
-	if a := testing.AllocsPerRun(50, ins); a > 40 {
+	if a := testing.AllocsPerRun(50, ins); a > 4 {
 		t.Errorf("%v allocations to insert %d rows", a, n)
 	}
 }
