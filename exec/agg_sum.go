@@ -45,7 +45,11 @@ func (s *sumState) add(v *types.Vec, r int, avg bool, out types.Type) error {
 	case avg:
 		return s.accum(v.Floats[r])
 	}
-	x := v.Floats[r]
+	return s.addFloat(v.Floats[r], out)
+}
+
+// addFloat adds x to a float sum whose result has type out.
+func (s *sumState) addFloat(x float64, out types.Type) error {
 	sum := s.f + x
 	if out.Kind == types.Float4 {
 		sum = float64(float32(sum))

@@ -25,6 +25,9 @@ type aggregateOp struct {
 	node    *plan.Aggregate
 	groupEv []evaluator
 	argEv   []evaluator
+	// cntEv evaluates, in a final aggregate, avg's partial counts (nil
+	// for the other aggregates).
+	cntEv   []evaluator
 	groups  map[string]int
 	keys    []*types.Vec // one row per group
 	accs    []*accumulator
@@ -56,6 +59,12 @@ type aggregateOp struct {
 	emit   int
 	loaded bool
 	first  bool
+	// more is set when a partial aggregate stopped reading its input to
+	// output the groups it holds (plan.AggPartial).
+	more bool
+	// full is set when the server's memory could not take a partial
+	// aggregate's groups: it outputs them at once.
+	full bool
 }
 
 // pendingPart is a partition of a hash aggregate's rows yet to aggregate.
@@ -90,6 +99,9 @@ type accumulator struct {
 	// vsum holds sum(vector) and avg(vector)'s element sums per group.
 	vsum [][]float64
 	varg vectorArg
+	// final is set in a final aggregate: the arguments are partial
+	// states, which combine adds.
+	final bool
 }
 
 func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
@@ -99,7 +111,7 @@ func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
 	}
 	a := &aggregateOp{env: env, in: in, node: n, groups: make(map[string]int), acc: env.account("a hash aggregate"),
 		budget: env.spillBudget(), seed: maphash.MakeSeed(), first: true}
-	if len(n.GroupBy) > 0 {
+	if len(n.GroupBy) > 0 && n.Phase != plan.AggPartial {
 		a.tempFile = env.tempFile("hashagg-*")
 	}
 	for _, g := range n.GroupBy {
@@ -125,6 +137,17 @@ func newAggregate(env *Env, n *plan.Aggregate) (Operator, error) {
 			a.rowTypes = append(a.rowTypes, c.Arg.Type())
 		}
 	}
+	for _, c := range n.Aggs {
+		var ev evaluator
+		if c.Count != nil {
+			if ev, err = env.compile(c.Count); err != nil {
+				in.Close()
+				return nil, err
+			}
+			a.rowTypes = append(a.rowTypes, c.Count.Type())
+		}
+		a.cntEv = append(a.cntEv, ev)
+	}
 	a.resetGroups()
 	return a, nil
 }
@@ -137,14 +160,14 @@ func (a *aggregateOp) resetGroups() {
 	}
 	a.accs = a.accs[:0]
 	for _, c := range a.node.Aggs {
-		acc := &accumulator{call: c, acct: a.acc}
+		acc := &accumulator{call: c, acct: a.acc, final: a.node.Phase == plan.AggFinal}
 		if c.Func == plan.AggMin || c.Func == plan.AggMax {
 			acc.vals = types.NewVec(c.Typ, 16)
 			acc.tmp = types.NewVec(c.Typ, 1)
 		}
 		a.accs = append(a.accs, acc)
 	}
-	a.ngroups, a.mem, a.emit = 0, 0, 0
+	a.ngroups, a.mem, a.emit, a.full = 0, 0, 0, false
 }
 
 // appendKey appends an unambiguous encoding of row i of v.
@@ -188,7 +211,14 @@ func appendKey(dst []byte, v *types.Vec, i int) []byte {
 func (a *aggregateOp) consume() error {
 	gvals := make([]*types.Vec, len(a.groupEv))
 	avals := make([]*types.Vec, len(a.argEv))
+	cvals := make([]*types.Vec, len(a.cntEv))
 	for {
+		if a.node.Phase == plan.AggPartial && (a.mem > a.budget || a.full) {
+			// Past its budget, a partial aggregate hands on what it holds
+			// rather than spill it: the final aggregate combines it.
+			a.more = true
+			return nil
+		}
 		var b *types.Batch
 		var err error
 		if a.src != nil {
@@ -211,6 +241,12 @@ func (a *aggregateOp) consume() error {
 					c++
 				}
 			}
+			for i, ev := range a.cntEv {
+				if ev != nil {
+					cvals[i] = b.Cols[c]
+					c++
+				}
+			}
 		} else {
 			for i, ev := range a.groupEv {
 				if gvals[i], err = ev.eval(b); err != nil {
@@ -224,8 +260,15 @@ func (a *aggregateOp) consume() error {
 					}
 				}
 			}
+			for i, ev := range a.cntEv {
+				if ev != nil {
+					if cvals[i], err = ev.eval(b); err != nil {
+						return err
+					}
+				}
+			}
 		}
-		if err := a.consumeRows(gvals, avals, b.Len()); err != nil {
+		if err := a.consumeRows(gvals, avals, cvals, b.Len()); err != nil {
 			return err
 		}
 		if err := a.env.canceled(); err != nil {
@@ -234,11 +277,12 @@ func (a *aggregateOp) consume() error {
 	}
 }
 
-// consumeRows aggregates n rows of keys gvals and arguments avals, or
-// spills the rows of groups not held once the pass spills.
-func (a *aggregateOp) consumeRows(gvals, avals []*types.Vec, n int) error {
+// consumeRows aggregates n rows of keys gvals, arguments avals and (in
+// a final aggregate) avg's partial counts cvals, or spills the rows of
+// groups not held once the pass spills.
+func (a *aggregateOp) consumeRows(gvals, avals, cvals []*types.Vec, n int) error {
 	if a.parts != nil {
-		a.view.Cols = append(append(a.view.Cols[:0], gvals...), nonNilVecs(avals)...)
+		a.view.Cols = append(append(append(a.view.Cols[:0], gvals...), nonNilVecs(avals)...), nonNilVecs(cvals)...)
 	}
 	for r := 0; r < n; r++ {
 		a.key = a.key[:0]
@@ -266,7 +310,13 @@ func (a *aggregateOp) consumeRows(gvals, avals []*types.Vec, n int) error {
 			}
 		}
 		for k, acc := range a.accs {
-			if err := acc.add(gi, avals[k], r); err != nil {
+			var err error
+			if acc.final {
+				err = acc.combine(gi, avals[k], cvals[k], r)
+			} else {
+				err = acc.add(gi, avals[k], r)
+			}
+			if err != nil {
 				return err
 			}
 			big := acc.grown >= bigValue
@@ -282,6 +332,11 @@ func (a *aggregateOp) consumeRows(gvals, avals []*types.Vec, n int) error {
 		}
 	}
 	err := a.acc.Resize(a.mem)
+	if err != nil && a.node.Phase == plan.AggPartial && a.ngroups > 0 {
+		// The server's memory is short: the groups go on now.
+		a.full = true
+		return nil
+	}
 	if a.parts == nil && a.tempFile != nil && a.ngroups > 0 && (err != nil || a.mem > a.budget) && a.depth < maxSpillDepth {
 		// Past work_mem, or the server's memory is short: the groups held
 		// stay, new ones go to partitions. What the groups held still add
@@ -407,6 +462,47 @@ func (acc *accumulator) add(g int, v *types.Vec, r int) error {
 	return nil
 }
 
+// combine adds row r of v, a partial state, to group g (a final
+// aggregate): counts add up, sums add, avg adds its partial sums (v) and
+// counts (cnt), min and max compare.
+func (acc *accumulator) combine(g int, v, cnt *types.Vec, r int) error {
+	if v.Nulls[r] {
+		return nil // a sum, min or max of no value
+	}
+	switch acc.call.Func {
+	case plan.AggCount, plan.AggCountStar:
+		acc.count[g] += v.Ints[r]
+		return nil
+	case plan.AggAvg:
+		acc.count[g] += cnt.Ints[r]
+		if v.Type.Phys() == types.PhysFloat {
+			return acc.sums[g].addFloat(v.Floats[r], types.TypFloat8)
+		}
+		return acc.sums[g].add(v, r, false, acc.call.Typ)
+	case plan.AggSum:
+		acc.count[g]++
+		return acc.sums[g].add(v, r, false, acc.call.Typ)
+	}
+	return acc.add(g, v, r) // min, max
+}
+
+// appendPartial appends group g's partial state to the columns of out it
+// takes (plan.AggCall.PartialColumns) and returns how many it took.
+func (acc *accumulator) appendPartial(out []*types.Vec, g int) (int, error) {
+	switch acc.call.Func {
+	case plan.AggCount, plan.AggCountStar:
+		out[0].AppendInt(acc.count[g])
+		return 1, nil
+	case plan.AggAvg:
+		if err := acc.sums[g].appendTo(out[0], false, acc.count[g]); err != nil {
+			return 0, err
+		}
+		out[1].AppendInt(acc.count[g])
+		return 2, nil
+	}
+	return 1, acc.appendResult(out[0], g)
+}
+
 // replace sets group g's min/max value to row r of v.
 func (acc *accumulator) replace(g int, v *types.Vec, r int) {
 	vals := acc.vals
@@ -467,6 +563,12 @@ func (a *aggregateOp) Next() (*types.Batch, error) {
 		if a.emit < a.ngroups {
 			return a.emitGroups()
 		}
+		if a.more {
+			// A partial aggregate goes on with the rest of its input.
+			a.more, a.loaded = false, false
+			a.resetGroups()
+			continue
+		}
 		if len(a.pending) == 0 {
 			a.done = true
 			return nil, nil
@@ -502,8 +604,9 @@ func (a *aggregateOp) load() error {
 		a.pending = append(a.pending, pendingPart{f: f, depth: a.depth + 1})
 	}
 	a.parts = nil
-	// Without GROUP BY, an empty input still yields one row.
-	if a.first && a.ngroups == 0 && len(a.groupEv) == 0 {
+	// Without GROUP BY, an empty input still yields one row (the final
+	// aggregate's, when the work is split).
+	if a.first && a.ngroups == 0 && len(a.groupEv) == 0 && a.node.Phase != plan.AggPartial {
 		a.ngroups = 1
 		for _, acc := range a.accs {
 			acc.grow()
@@ -529,10 +632,20 @@ func (a *aggregateOp) emitGroups() (*types.Batch, error) {
 		for k := range a.keys {
 			a.out.Cols[k].AppendFrom(a.keys[k], g)
 		}
-		for k, acc := range a.accs {
-			if err := acc.appendResult(a.out.Cols[len(a.keys)+k], g); err != nil {
+		c := len(a.keys)
+		for _, acc := range a.accs {
+			if a.node.Phase == plan.AggPartial {
+				n, err := acc.appendPartial(a.out.Cols[c:], g)
+				if err != nil {
+					return nil, err
+				}
+				c += n
+				continue
+			}
+			if err := acc.appendResult(a.out.Cols[c], g); err != nil {
 				return nil, err
 			}
+			c++
 		}
 	}
 	a.out.SetLen(end - a.emit)

@@ -165,10 +165,11 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		hidden = append(hidden, n.Count, n.Offset)
 		kids = append(kids, n.Input)
 	case *Aggregate:
+		title = map[AggPhase]string{AggPartial: "Partial ", AggFinal: "Finalize "}[n.Phase]
 		if len(n.GroupBy) == 0 {
-			title = "Aggregate"
+			title += "Aggregate"
 		} else {
-			title = "HashAggregate"
+			title += "HashAggregate"
 			keys := make([]string, len(n.GroupBy))
 			for i, g := range n.GroupBy {
 				keys[i] = e.expr(g)

@@ -1,7 +1,8 @@
 package plan
 
 // Gather runs Input, a pipeline of Filter and Project nodes over one
-// sequential Scan, on several workers at once, each reading its share of
+// sequential Scan (perhaps under a partial Aggregate), on several workers
+// at once, each reading its share of
 // the scan's row groups (morsels, taken as the workers free up), and
 // passes on their batches in whatever order they come. The planner puts
 // one only where the order of rows does not matter (below an aggregate

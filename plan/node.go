@@ -215,14 +215,93 @@ type AggCall struct {
 	Name     string
 	// Sep is string_agg's separator.
 	Sep string
+	// Count is, in a final aggregate, the column of avg's partial counts;
+	// Arg is then the column of its partial sums.
+	Count Expr
+}
+
+// AggPhase says what an Aggregate computes of its aggregates: all of
+// them from its input's rows, or one of the two halves of a parallel
+// aggregation, where each worker aggregates the rows it reads (partial)
+// and one aggregate combines the workers' groups (final).
+type AggPhase uint8
+
+// Aggregate phases.
+const (
+	// AggSingle computes the aggregates from the input's rows.
+	AggSingle AggPhase = iota
+	// AggPartial outputs, per group, each aggregate's partial state
+	// (PartialColumns) instead of its value: a count, a sum in the
+	// result's type, avg's sum and count, a min or a max. It holds
+	// groups up to its memory budget, then outputs them and starts
+	// again, so a group may come out more than once; it never spills.
+	AggPartial
+	// AggFinal combines partial states: its group keys and arguments are
+	// columns of a partial aggregate's output (Count for avg's count).
+	AggFinal
+)
+
+// Partial reports whether an aggregate can be computed in two phases:
+// each aggregate has a partial state that the final phase combines.
+func (a AggCall) Partial() bool {
+	if a.Distinct || a.Typ.IsVector() {
+		return false
+	}
+	switch a.Func {
+	case AggCount, AggCountStar, AggSum, AggAvg, AggMin, AggMax:
+		return true
+	}
+	return false
+}
+
+// PartialColumns returns the columns of a's partial state: one, or two
+// for avg (the sum, numeric for exact inputs, and the count).
+func (a AggCall) PartialColumns() []Column {
+	switch a.Func {
+	case AggCount, AggCountStar:
+		return []Column{{Name: a.Name, Type: types.TypInt8, Ordinal: -1}}
+	case AggAvg:
+		sum := types.TypFloat8
+		if a.Typ.Kind == types.Numeric {
+			sum = a.Typ
+		}
+		return []Column{{Name: a.Name + "_sum", Type: sum, Ordinal: -1}, {Name: a.Name + "_count", Type: types.TypInt8, Ordinal: -1}}
+	}
+	return []Column{{Name: a.Name, Type: a.Typ, Ordinal: -1}}
+}
+
+// FinalAggregate returns the aggregate that combines the groups of
+// partial (an AggPartial aggregate) that input passes on: it groups by
+// partial's keys and combines each aggregate's partial state.
+func FinalAggregate(partial *Aggregate, input Node) *Aggregate {
+	cols := partial.Columns()
+	final := &Aggregate{Input: input, Phase: AggFinal}
+	ref := func(i int, name string) Expr { return &ColRef{Idx: i, Typ: cols[i].Type, Name: name} }
+	for i, g := range partial.GroupBy {
+		final.GroupBy = append(final.GroupBy, ref(i, ExprText(g)))
+	}
+	k := len(partial.GroupBy)
+	for _, c := range partial.Aggs {
+		f := c
+		f.Arg = ref(k, c.Name)
+		k++
+		if c.Func == AggAvg {
+			f.Count = ref(k, c.Name+"_count")
+			k++
+		}
+		final.Aggs = append(final.Aggs, f)
+	}
+	return final
 }
 
 // Aggregate groups its input by GroupBy and computes Aggs; its output is the
-// group keys followed by the aggregates.
+// group keys followed by the aggregates (their partial states when Phase
+// is AggPartial).
 type Aggregate struct {
 	Input   Node
 	GroupBy []Expr
 	Aggs    []AggCall
+	Phase   AggPhase
 }
 
 // SortKey orders by one input column.
@@ -363,6 +442,10 @@ func (n *Aggregate) Columns() []Column {
 		cols = append(cols, Column{Name: "?column?", Type: g.Type(), Ordinal: -1})
 	}
 	for _, a := range n.Aggs {
+		if n.Phase == AggPartial {
+			cols = append(cols, a.PartialColumns()...)
+			continue
+		}
 		cols = append(cols, Column{Name: a.Name, Type: a.Typ, Ordinal: -1})
 	}
 	return cols

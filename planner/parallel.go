@@ -37,6 +37,9 @@ func parallelize(n plan.Node, orderFree bool, workers int) plan.Node {
 		c := *n
 		if free {
 			c = computeBelow(c)
+			if s, ok := parallelScan(c.Input); ok && partialAggs(c.Aggs) {
+				return splitAggregate(&c, s, workers)
+			}
 		}
 		c.Input = parallelize(c.Input, free, workers)
 		return &c
@@ -50,6 +53,27 @@ func parallelize(n plan.Node, orderFree bool, workers int) plan.Node {
 		return &c
 	}
 	return mapChildren(n, func(in plan.Node) plan.Node { return parallelize(in, false, workers) })
+}
+
+// partialAggs reports whether every aggregate of aggs has a partial
+// state (plan.AggCall.Partial).
+func partialAggs(aggs []plan.AggCall) bool {
+	for _, a := range aggs {
+		if !a.Partial() {
+			return false
+		}
+	}
+	return true
+}
+
+// splitAggregate returns aggregate a, whose input is a pipeline over
+// scan s, computed in two phases: each worker aggregates the rows it
+// reads (a partial aggregate under a Gather), and a final aggregate
+// combines what they hand on, by the same keys.
+func splitAggregate(a *plan.Aggregate, s *plan.Scan, workers int) plan.Node {
+	partial := *a
+	partial.Phase = plan.AggPartial
+	return plan.FinalAggregate(&partial, &plan.Gather{Input: &partial, Scan: s, Workers: workers})
 }
 
 // parallelScan returns the scan at the bottom of n when n is a pipeline
