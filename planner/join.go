@@ -71,6 +71,18 @@ const (
 // side tells which join inputs e reads: a key must read exactly one, and
 // nothing that varies otherwise (random(), a subquery).
 func side(e plan.Expr, nl int) int {
+	return sideOf(e, nl, false)
+}
+
+// filterSide tells which join inputs a conjunct of a filter over the join
+// reads. A subquery without arguments (evaluated once, whatever reads
+// it) counts by its compared value alone: `o_orderkey IN (SELECT ...)`
+// filters the input o_orderkey comes from.
+func filterSide(e plan.Expr, nl int) int {
+	return sideOf(e, nl, true)
+}
+
+func sideOf(e plan.Expr, nl int, onceSubqueries bool) int {
 	s := sideNone
 	Walk(e, func(x plan.Expr) {
 		switch x := x.(type) {
@@ -81,7 +93,9 @@ func side(e plan.Expr, nl int) int {
 				s |= sideRight
 			}
 		case *plan.Subquery:
-			s = sideBoth
+			if !onceSubqueries || len(x.Args) > 0 {
+				s = sideBoth
+			}
 		case *plan.Call:
 			if x.Op.Volatile() {
 				s = sideBoth
@@ -183,7 +197,8 @@ func optimizeIn(e plan.Expr) plan.Expr {
 // filter that one, and those that read both join the condition, where
 // equalities become hash keys. A WHERE over a comma list thus becomes hash
 // joins over filtered scans rather than a filtered cross product. What
-// reads a subquery or a volatile function stays above the join.
+// reads a volatile function, or a subquery that reads the row, stays
+// above the join.
 func pushFilterIntoJoin(n plan.Node) plan.Node {
 	f, ok := n.(*plan.Filter)
 	if !ok {
@@ -198,7 +213,7 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 	nr := len(j.Right.Columns())
 	var left, right, on, keep []plan.Expr
 	for _, c := range factorOrs(conjuncts(f.Pred, nil)) {
-		switch s := side(c, nl); {
+		switch s := filterSide(c, nl); {
 		case s == sideNone || s == sideLeft:
 			left = append(left, c)
 		case s == sideRight && inner:

@@ -5,10 +5,12 @@ import (
 	"github.com/deeplaked/deeplaked/storage"
 )
 
-// Plan returns the physical plan of a query: Optimize's, then run by up
-// to workers workers where that cannot change its answer.
-func Plan(n plan.Node, workers int) plan.Node {
-	return parallelize(Optimize(n), false, workers)
+// Plan returns the physical plan of a query: Optimize's, with each inner
+// hash join building on its smaller input, then run by up to o.Workers
+// workers where that cannot change its answer.
+func Plan(n plan.Node, o Options) plan.Node {
+	e := &estimator{tableRows: o.TableRows}
+	return parallelize(e.buildSmaller(Optimize(n)), false, o.Workers)
 }
 
 // parallelize puts a Gather over each pipeline of filters and

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/deeplaked/deeplaked/pgerror"
-	"github.com/deeplaked/deeplaked/planner"
 	"github.com/deeplaked/deeplaked/sql"
 )
 
@@ -64,7 +63,7 @@ func (s *Session) declareCursor(ctx context.Context, st *sql.DeclareCursor, w Re
 	if err := s.authorize(node); err != nil {
 		return err
 	}
-	node = planner.Plan(node, s.parallelWorkers())
+	node = s.plan(node)
 	p := &Portal{cols: columnsOf(node.Columns()), started: true, hold: st.Hold}
 	if st.Hold {
 		m := &materializer{}

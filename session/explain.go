@@ -7,7 +7,6 @@ import (
 
 	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/plan"
-	"github.com/deeplaked/deeplaked/planner"
 	"github.com/deeplaked/deeplaked/sql"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -29,7 +28,7 @@ func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Cata
 	if err := s.authorizeLocking(node, st.Query.Locking); err != nil {
 		return err
 	}
-	node = planner.Plan(node, s.parallelWorkers())
+	node = s.plan(node)
 	planning := time.Since(start)
 	var opts plan.ExplainOptions
 	var execution time.Duration

@@ -7,7 +7,6 @@ import (
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
-	"github.com/deeplaked/deeplaked/planner"
 	"github.com/deeplaked/deeplaked/sql"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -432,7 +431,7 @@ func (s *Session) execute(ctx context.Context, name string, maxRows int, w Resul
 				// clients (pgx) prepare it again on this error.
 				return false, pgerror.New(pgerror.FeatureNotSupported, "cached plan must not change result type")
 			}
-			if err := p.cur.open(s, ctx, planner.Plan(node, s.parallelWorkers())); err != nil {
+			if err := p.cur.open(s, ctx, s.plan(node)); err != nil {
 				return false, err
 			}
 		}

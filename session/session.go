@@ -287,7 +287,7 @@ func (s *Session) execOne(ctx context.Context, p sql.Parsed, w ResultWriter) err
 		if err := s.authorizeLocking(node, st.Locking); err != nil {
 			return err
 		}
-		return s.runQuery(ctx, planner.Plan(node, s.parallelWorkers()), w)
+		return s.runQuery(ctx, s.plan(node), w)
 	case *sql.Insert:
 		n, res, err := s.insert(ctx, st)
 		if err != nil {
@@ -806,6 +806,18 @@ func columnsOf(cols []plan.Column) []Column {
 
 // tableOID is the OID clients see for a table.
 func tableOID(id uint64) uint32 { return uint32(16384 + id) }
+
+// plan returns the physical plan of query n for this session: its
+// workers, its transaction's view of the tables' sizes.
+func (s *Session) plan(n plan.Node) plan.Node {
+	return planner.Plan(n, planner.Options{Workers: s.parallelWorkers(), TableRows: func(t *storage.TableDesc) int64 {
+		rows, err := s.ensureTxn().EstimatedRows(t)
+		if err != nil {
+			return 0 // the estimate goes without; the query reports the error
+		}
+		return rows
+	}})
+}
 
 func (s *Session) runQuery(ctx context.Context, node plan.Node, w ResultWriter) error {
 	env := s.env(ctx)

@@ -1,5 +1,7 @@
 package storage
 
+import "github.com/cockroachdb/pebble/v2"
+
 // Row groups split a table's rows, as one snapshot sees them, into runs
 // stored together, so that a reader can visit them in any order (the
 // shuffled, sharded tensor stream) and read each as one scan. Together the
@@ -141,4 +143,52 @@ func viewTables(t *TableDesc) []*TableDesc {
 		out = append(out, &lt)
 	}
 	return append(out, t)
+}
+
+// EstimatedRows returns about how many rows table t holds in the txn's
+// snapshot, for the planner's estimates: the rows of its live fragments,
+// deleted ones included, and its committed buffered rows, counted up to
+// maxCountedBuffered.
+func (txn *Txn) EstimatedRows(t *TableDesc) (int64, error) {
+	if err := txn.check(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, lt := range viewTables(t) {
+		frags, err := txn.liveFragments(lt)
+		if err != nil {
+			return 0, err
+		}
+		for _, f := range frags {
+			n += f.Rows
+		}
+		b, err := countSection(txn.snap, lt, tagRow, maxCountedBuffered)
+		if err != nil {
+			return 0, err
+		}
+		n += b
+	}
+	return n, nil
+}
+
+// maxCountedBuffered bounds the buffered rows EstimatedRows counts one by
+// one (a table flushes them to fragments long before).
+const maxCountedBuffered = 1 << 16
+
+// countSection counts the keys of t's section tag in r, up to limit.
+func countSection(r pebble.Reader, t *TableDesc, tag byte, limit int64) (int64, error) {
+	lo, hi := sectionSpan(t.ID, tag)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, ioErrorf(err, "reading table %q", t.Name)
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok && n < limit; ok = it.Next() {
+		n++
+	}
+	if err := it.Error(); err != nil {
+		return 0, ioErrorf(err, "reading table %q", t.Name)
+	}
+	return n, nil
 }
