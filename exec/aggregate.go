@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -370,10 +371,25 @@ func (a *aggregateOp) startSpill() error {
 	return a.acc.Resize(a.mem + spillFanout*spillWriteBuffer)
 }
 
+// appendDoubling is append that doubles a full slice's capacity: a
+// group's state is appended once per group, and append's growth by a
+// quarter past 256 elements would copy a large table of states many
+// times over.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) && len(s) >= 256 {
+		s = slices.Grow(s, len(s))
+	}
+	return append(s, v)
+}
+
 func (acc *accumulator) grow() {
-	acc.count = append(acc.count, 0)
-	acc.sums = append(acc.sums, sumState{})
-	acc.set = append(acc.set, false)
+	acc.count = appendDoubling(acc.count, 0)
+	switch acc.call.Func {
+	case plan.AggSum, plan.AggAvg:
+		acc.sums = appendDoubling(acc.sums, sumState{})
+	case plan.AggMin, plan.AggMax:
+		acc.set = appendDoubling(acc.set, false)
+	}
 	if acc.call.Func == plan.AggStringAgg {
 		acc.strs = append(acc.strs, nil)
 	}
