@@ -25,26 +25,28 @@ type CopyTo struct {
 	row, val []byte
 	// codec encodes binary values.
 	codec types.BinaryCodec
-	// groupScan is the table scan a shuffled, sharded, resumed or
-	// filtered tensor stream reads by row groups; op is nil then.
+	// stream is how a tensor stream reads its rows (plan.CopyTo.Stream);
+	// groupScan is its table scan when it reads it by row groups or by
+	// row id, op then nil.
+	stream    *plan.TensorStream
 	groupScan *plan.Scan
 	// lateIDs and lateBuf hold a group's passing rows' ids and values
 	// when they are read by id (lateGroup).
 	lateIDs []uint64
 	lateBuf *types.Batch
-	// fetcher reads rows by id for the stream (fetchRows); ids is the
-	// scan that finds their ids (idScan).
+	// fetcher reads rows by id for the stream (fetchRows).
 	fetcher *storage.RowFetcher
-	ids     *plan.Scan
 	// limit (when limited) and offset apply to the rows of a stream whose
-	// LIMIT randomOrder or plainLimit took out of its query; rng, when
-	// set, draws its order instead of the generator seeded with SEED.
+	// LIMIT the planner took out of its query (plan.TensorStream.Limit);
+	// rng, when set, draws its order instead of the generator seeded with
+	// SEED.
 	limited       bool
 	limit, offset int64
 	rng           *rand.Rand
 	// global is set for a sharded exact shuffle whose LIMIT counts the
-	// rows of all shards (randomOrder): each shard draws the permutation
-	// of all the rows and takes its rows of the LIMIT by position.
+	// rows of all shards (plan.TensorStream.Global): each shard draws the
+	// permutation of all the rows and takes its rows of the LIMIT by
+	// position.
 	global bool
 	// frame is a tensor stream's frame size for BATCH_SIZE rows of its
 	// fixed-width parts, mem what it holds of the server's memory budget.
@@ -54,21 +56,10 @@ type CopyTo struct {
 	source []byte
 }
 
-// withScanTable returns query q (a plain scan, perhaps under a row-wise
-// projection: plainScan) reading table t instead.
-func withScanTable(q plan.Node, t *storage.TableDesc) plan.Node {
-	if p, ok := q.(*plan.Project); ok {
-		pp := *p
-		pp.Input = withScanTable(p.Input, t)
-		return &pp
-	}
-	s := *q.(*plan.Scan)
-	s.Table = t
-	return &s
-}
-
 // NewCopyTo builds the operators of n's query; the statement fails here,
-// before any data is sent, if they cannot be built.
+// before any data is sent, if they cannot be built. A tensor stream reads
+// its rows as n.Stream says; what it needs of the statement's values (its
+// LIMIT and OFFSET, the version a VERSION ref names) is found here.
 func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	c := &CopyTo{env: env}
 	if n.Options.Format == plan.CopyTensor {
@@ -83,70 +74,73 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 		// shards dealt by position are disjoint.
 		env.r = rand.New(rand.NewPCG(t.Seed, randomSeedStream))
 	}
-	rn, rng, limit, offset, global, err := randomOrder(env, n)
-	if err != nil {
-		return nil, err
+	s := n.Stream
+	if s == nil {
+		s = &plan.TensorStream{Read: plan.ReadQuery}
 	}
-	c.global = global
-	if rn == nil {
-		if rn, limit, offset, err = plainLimit(env, n); err != nil {
+	if s.Limit != nil || s.Offset != nil {
+		limit, offset, err := limitValues(env, s.Limit, s.Offset)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if rn != nil {
-		n, c.rng = rn, rng
 		c.limited, c.limit, c.offset = limit >= 0, limit, offset
+	}
+	c.global = s.Global
+	if s.RandomOrder && !n.Options.Tensor.SeedSet {
+		// Without SEED the permutation is drawn for the statement, as
+		// random() draws its values.
+		r := env.rng()
+		c.rng = rand.New(rand.NewPCG(r.Uint64(), r.Uint64()))
 	}
 	if ref := n.Options.Tensor.VersionRef; ref != "" {
 		// A named version: the stream reads the version it names.
-		s := plainScan(n.Query)
-		if s == nil || env.Txn == nil {
+		if s.Scan == nil || env.Txn == nil {
 			return nil, pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's rows")
 		}
-		v, err := env.Txn.ResolveView(s.Table, ref)
+		v, err := env.Txn.ResolveView(s.Scan.Table, ref)
 		if err != nil {
 			return nil, err
 		}
 		resolved := *n
 		resolved.Options.Tensor.Version, resolved.Options.Tensor.VersionRef = v.AsOf, ""
-		if v.Desc.ID != s.Table.ID {
-			// A branch's view, or a version of one: the query reads it.
-			resolved.Query = withScanTable(n.Query, v.Desc)
+		if v.Desc.ID != s.Scan.Table.ID {
+			// A branch's view, or a version of one: the stream reads it.
+			resolved.Query, resolved.Stream = withTable(n.Query, s, v.Desc)
 		}
 		n = &resolved
+		s = n.Stream
 	}
-	if n.Options.Format == plan.CopyTensor && env.Txn != nil {
+	if n.Options.Format == plan.CopyTensor && env.Txn != nil && s.Scan != nil {
 		// The first frame names the version the stream reads, with a
 		// commit (tensor-stream.md).
-		if s := plainScan(n.Query); s != nil {
-			user := env.User
-			if env.Role != "" {
-				user = env.Role
-			}
-			v, id, err := env.Txn.StreamSource(s.Table, n.Options.Tensor.Version, user)
-			if pgerror.GetCode(err) == pgerror.SerializationFailure {
-				// The commit lost to other servers' catalog changes: the
-				// stream goes on, naming its version without a commit.
-				id, err = "", nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			c.source = streamSource(v, id, s.Table.Branch)
+		user := env.User
+		if env.Role != "" {
+			user = env.Role
 		}
+		v, id, err := env.Txn.StreamSource(s.Scan.Table, n.Options.Tensor.Version, user)
+		if pgerror.GetCode(err) == pgerror.SerializationFailure {
+			// The commit lost to other servers' catalog changes: the
+			// stream goes on, naming its version without a commit.
+			id, err = "", nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.source = streamSource(v, id, s.Scan.Table.Branch)
 	}
-	c.n, c.opts = n, n.Options
-	scan := tensorGroupScan(env, n, offset > 0)
-	if err := checkTensorVersion(env, n, scan); err != nil {
+	c.n, c.opts, c.stream = n, n.Options, s
+	if err := checkTensorVersion(env, n, s.Scan); err != nil {
 		return nil, err
 	}
-	if scan == nil {
-		if c.op, err = Build(env, borrowingQuery(n)); err != nil {
+	if s.Read == plan.ReadQuery {
+		var err error
+		if c.op, err = Build(env, n.Query); err != nil {
 			return nil, err
 		}
 	} else {
-		// Read row group by row group when the stream runs (tensor_shuffle.go).
-		c.groupScan = scan
+		// Read row group by row group, or by row id, when the stream
+		// runs (tensor_shuffle.go).
+		c.groupScan = s.Scan
 	}
 	if c.opts.Format == plan.CopyTensor {
 		if err := c.reserveFrame(c.frame); err != nil {
@@ -157,91 +151,34 @@ func NewCopyTo(env *Env, n *plan.CopyTo) (*CopyTo, error) {
 	return c, nil
 }
 
+// withTable returns query q and stream s (whose Scan is q's, q a plain
+// scan) reading table t instead: the version of another branch that a
+// VERSION ref names.
+func withTable(q plan.Node, s *plan.TensorStream, t *storage.TableDesc) (plan.Node, *plan.TensorStream) {
+	scan := *s.Scan
+	scan.Table = t
+	if p, ok := q.(*plan.Project); ok {
+		pp := *p
+		pp.Input = &scan
+		q = &pp
+	} else {
+		q = &scan
+	}
+	ws := *s
+	ws.Scan = &scan
+	if s.IDScan == s.Scan {
+		ws.IDScan = &scan
+	} else if s.IDScan != nil {
+		ids := *s.IDScan
+		ids.Table = t
+		ws.IDScan = &ids
+	}
+	return q, &ws
+}
+
 // randomSeedStream is the PCG stream of random() in a tensor stream's
 // query with SEED.
 const randomSeedStream = 0xbb67ae8584caa73b
-
-// borrowingQuery returns n's query, or for a tensor stream of a table's
-// columns in order a copy of it whose scan borrows the chunks' memory:
-// the stream only reads the values, and sends runs of them as they lie.
-func borrowingQuery(n *plan.CopyTo) plan.Node {
-	scan := plainScan(n.Query)
-	if n.Options.Format != plan.CopyTensor || scan == nil || scan.Filter != nil {
-		return n.Query
-	}
-	b := *scan
-	b.Borrow = true
-	if t := n.Options.Tensor; t.SharedMemory > 0 && t.Shuffle == plan.ShuffleNone && t.World == 1 {
-		b.Hollow = hollowCols(n.Query, scan)
-	}
-	if p, ok := n.Query.(*plan.Project); ok {
-		pc := *p
-		pc.Input = &b
-		return &pc
-	}
-	return &b
-}
-
-// hollowCols returns the table columns of scan that a tensor stream
-// through shared memory, or a shuffled one, may read straight into its frames
-// (storage.ScanOptions.Hollow): fixed-width vectors and tensors that the
-// query's projection, if any, passes on as they are and uses in no
-// expression.
-func hollowCols(q plan.Node, scan *plan.Scan) []int {
-	passed := make([]bool, len(scan.Cols))
-	used := make([]bool, len(scan.Cols))
-	if p, ok := q.(*plan.Project); ok {
-		for _, e := range p.Exprs {
-			if r, ok := e.(*plan.ColRef); ok {
-				passed[r.Idx] = true
-				continue
-			}
-			rowWiseCols(e, func(i int) { used[i] = true })
-		}
-	} else {
-		for j := range passed {
-			passed[j] = true
-		}
-	}
-	var cols []int
-	for j, c := range scan.Cols {
-		if !passed[j] || used[j] || c >= len(scan.Table.Columns) {
-			continue
-		}
-		t := scan.Table.Columns[c].Type
-		if (t.Kind == types.Tensor || t.IsVector() && t.Width > 0) && !t.Ragged() {
-			cols = append(cols, c)
-		}
-	}
-	return cols
-}
-
-// rowWiseCols calls fn with the index of each column e reads (e
-// plan.RowWise).
-func rowWiseCols(e plan.Expr, fn func(int)) {
-	switch e := e.(type) {
-	case *plan.ColRef:
-		fn(e.Idx)
-	case *plan.Cast:
-		rowWiseCols(e.X, fn)
-	case *plan.Call:
-		for _, a := range e.Args {
-			rowWiseCols(a, fn)
-		}
-	case *plan.Func:
-		for _, a := range e.Args {
-			rowWiseCols(a, fn)
-		}
-	case *plan.Case:
-		for _, w := range e.Whens {
-			rowWiseCols(w.Cond, fn)
-			rowWiseCols(w.Result, fn)
-		}
-		if e.Else != nil {
-			rowWiseCols(e.Else, fn)
-		}
-	}
-}
 
 // Close releases the query's operators.
 func (c *CopyTo) Close() {

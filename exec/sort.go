@@ -4,6 +4,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
 	"github.com/deeplaked/deeplaked/types"
 )
@@ -207,7 +208,7 @@ type limitOp struct {
 func newLimit(env *Env, n *plan.Limit) (Operator, error) {
 	l := &limitOp{}
 	var err error
-	if l.count, l.offset, err = limitValues(env, n); err != nil {
+	if l.count, l.offset, err = limitValues(env, n.Count, n.Offset); err != nil {
 		return nil, err
 	}
 	in, err := Build(env, n.Input)
@@ -221,6 +222,37 @@ func newLimit(env *Env, n *plan.Limit) (Operator, error) {
 	}
 	l.in = in
 	return l, nil
+}
+
+// limitValues evaluates a LIMIT's count (nil or NULL: -1, none) and
+// offset, with PostgreSQL's errors for negative values.
+func limitValues(env *Env, countExpr, offsetExpr plan.Expr) (count, offset int64, err error) {
+	eval := func(e plan.Expr, what string, code pgerror.Code) (int64, error) {
+		v, err := env.foldConst(e)
+		if err != nil {
+			return 0, err
+		}
+		if v.Nulls[0] {
+			return -1, nil
+		}
+		if v.Ints[0] < 0 {
+			return 0, pgerror.Newf(code, "%s must not be negative", what)
+		}
+		return v.Ints[0], nil
+	}
+	count = -1
+	if countExpr != nil {
+		if count, err = eval(countExpr, "LIMIT", "2201W"); err != nil {
+			return 0, 0, err
+		}
+	}
+	if offsetExpr != nil {
+		if offset, err = eval(offsetExpr, "OFFSET", "2201X"); err != nil {
+			return 0, 0, err
+		}
+		offset = max(offset, 0)
+	}
+	return count, offset, nil
 }
 
 func (l *limitOp) Next() (*types.Batch, error) {

@@ -460,8 +460,9 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	}()
 	ts.canceled = c.env.canceled
 	if ts.opts.Shuffle == plan.ShuffleNone {
-		// plainLimit's OFFSET is skipped as START_BATCH's rows are;
-		// runExactByID takes randomOrder's itself.
+		// The OFFSET taken off an in-order query is skipped as
+		// START_BATCH's rows are; runExactByID takes an exact shuffle's
+		// itself.
 		ts.skip += c.offset
 		if c.limited {
 			ts.end = c.offset + c.limit
@@ -475,28 +476,23 @@ func (c *CopyTo) runTensor(w io.Writer) (int64, error) {
 	}
 	var err error
 	t := c.opts.Tensor
-	var skip func(*storage.RowGroup) (bool, error)
-	if c.groupScan != nil {
+	switch c.read() {
+	case plan.ReadByRowID:
+		ts.byGroup = true
+		err = c.runExactByID(ts)
+	case plan.ReadRowGroups:
+		var skip func(*storage.RowGroup) (bool, error)
 		if skip, err = c.groupSkipper(ts); err != nil {
 			return 0, err
 		}
-	}
-	// An in-order stream of one shard reads by row group only to skip
-	// whole groups for START_BATCH; when it cannot, the plain scan reads
-	// each chunk once.
-	inOrder := t.Shuffle == plan.ShuffleNone && t.World == 1 && t.Version == 0
-	if c.groupScan != nil && t.Shuffle == plan.ShuffleExact {
-		ts.byGroup = true
-		err = c.runExactByID(ts)
-	} else if c.groupScan != nil && (skip != nil || !inOrder || c.groupScan.Filter != nil) {
 		ts.byGroup = true
 		// A buffer-shuffled stream resumed at START_BATCH replays the
 		// rows it skips from their ids alone (see replayIDs).
 		ts.replaying = ts.skip > 0 && t.Shuffle == plan.ShuffleBuffer
 		err = c.runGroups(add, skip, ts)
-	} else {
+	default:
 		if c.op == nil {
-			if c.op, err = Build(c.env, borrowingQuery(c.n)); err != nil {
+			if c.op, err = Build(c.env, c.n.Query); err != nil {
 				return 0, err
 			}
 		}
@@ -536,8 +532,18 @@ func (c *CopyTo) readHollow(ts *tensorStream, sc *storage.Scanner) {
 	}
 }
 
+// read returns how the stream reads its rows: as the plan says, or for a
+// CopyTo made without a stream plan, the query's rows in order.
+func (c *CopyTo) read() plan.TensorRead {
+	if c.stream == nil || c.groupScan == nil {
+		return plan.ReadQuery
+	}
+	return c.stream.Read
+}
+
 // hollowScanner returns the table scan of an in-order stream's query
-// (see borrowingQuery), whose hollow windows its frames may take.
+// (one whose scan the planner made borrow, and perhaps hollow), whose
+// hollow windows its frames may take.
 func hollowScanner(op Operator) *storage.Scanner {
 	if p, ok := op.(*projectOp); ok {
 		op = p.in
@@ -546,26 +552,6 @@ func hollowScanner(op Operator) *storage.Scanner {
 		return s.sc
 	}
 	return nil
-}
-
-// tensorGroupScan returns the table scan that a shuffled, sharded,
-// versioned or resumed tensor stream of n (or one with an OFFSET, see
-// plainLimit) reads row group by row group (COPY table, a
-// single table's columns with an optional WHERE), or nil when the stream
-// reads the query's rows in order and shards them by position.
-func tensorGroupScan(env *Env, n *plan.CopyTo, offset bool) *plan.Scan {
-	o := n.Options
-	if o.Format != plan.CopyTensor || env.Txn == nil {
-		return nil
-	}
-	scan := plainScan(n.Query)
-	if o.Tensor.Shuffle == plan.ShuffleNone && o.Tensor.World == 1 && o.Tensor.Version == 0 && o.Tensor.StartBatch == 0 && !offset &&
-		(scan == nil || scan.Filter == nil || storage.PKLookup(scan.Table, scan.ZonePreds())) {
-		// In order, all of it: the query's plain scan. A WHERE goes by
-		// row groups (lateGroup), unless a primary key lookup answers it.
-		return nil
-	}
-	return scan
 }
 
 // groupSkipper returns, for an in-order stream resumed at START_BATCH, a
@@ -622,23 +608,6 @@ func (c *CopyTo) groupSkipper(ts *tensorStream) (func(g *storage.RowGroup) (bool
 		ts.pos += n
 		return true, nil
 	}, nil
-}
-
-// plainScan returns the scan under q when q is a scan of one table,
-// possibly under a projection of expressions over its rows alone
-// (plan.RowWise: columns, casts, ARRAY[...], arithmetic; see projectScan);
-// nil otherwise.
-func plainScan(q plan.Node) *plan.Scan {
-	if p, ok := q.(*plan.Project); ok {
-		for _, e := range p.Exprs {
-			if !plan.RowWise(e) {
-				return nil
-			}
-		}
-		q = p.Input
-	}
-	scan, _ := q.(*plan.Scan)
-	return scan
 }
 
 // projectScan wraps fn so that it sees the columns of the projection above
@@ -705,7 +674,7 @@ func (c *CopyTo) runGroups(fn func(*types.Batch) error, skip func(*storage.RowGr
 	// whole chunks, whose buffers its frames borrow.)
 	var hollow []int
 	if scan.Filter == nil && (t.Shuffle == plan.ShuffleBuffer || t.SharedMemory > 0 && t.Shuffle == plan.ShuffleNone) {
-		hollow = hollowCols(c.n.Query, scan)
+		hollow = c.stream.Hollow
 	}
 	for k := range groups {
 		g := &groups[k]
@@ -918,7 +887,8 @@ func (c *CopyTo) runExactByID(ts *tensorStream) error {
 		return err
 	}
 	// Fisher-Yates from the end, as finish drains the store. A LIMIT
-	// (randomOrder) ends the permutation early; its OFFSET is in ts.skip.
+	// taken off the query (plan.TensorStream.Limit) ends the permutation
+	// early; its OFFSET's rows are drawn and not sent.
 	end := 0
 	if c.limited && c.offset+c.limit < int64(len(ids)) {
 		end = len(ids) - int(c.offset+c.limit)
@@ -1055,8 +1025,7 @@ func (c *CopyTo) lateGroup(g *storage.RowGroup, rowBytes float64, fn func(*types
 
 // groupIDs passes fn, batch by batch, the ids of the rows of group g that
 // the stream sends: visible in the version read and passing the filter.
-// It reads the row ids and only the columns the filter needs
-// (narrowScan).
+// It reads the row ids and only the columns the filter needs (idScan).
 func (c *CopyTo) groupIDs(g *storage.RowGroup, fn func(ids []uint64) error) error {
 	op, err := newGroupScan(c.env, c.idScan(), g, c.opts.Tensor.Version, nil, false)
 	if err != nil {
@@ -1081,7 +1050,7 @@ func (c *CopyTo) extentRows(ts *tensorStream) (*exactRows, error) {
 	if c.groupScan.Filter != nil {
 		return nil, nil
 	}
-	ex, err := c.newExactRows(c.groupScan, hollowCols(c.n.Query, c.groupScan))
+	ex, err := c.newExactRows(c.groupScan, c.stream.Hollow)
 	if ex == nil || err != nil {
 		return nil, err
 	}
@@ -1152,17 +1121,14 @@ func (c *CopyTo) fillBuffer(ts *tensorStream) error {
 }
 
 // idScan returns the scan that finds the ids of the rows the stream
-// sends: the group scan narrowed to the columns its filter reads
-// (narrowScan), or the group scan itself when the filter cannot be
-// rewritten. It is worked out once per statement.
+// sends (plan.TensorStream.IDScan): the group scan narrowed to the
+// columns its filter reads, or the group scan itself when the filter
+// cannot be rewritten.
 func (c *CopyTo) idScan() *plan.Scan {
-	if c.ids == nil {
-		c.ids = c.groupScan
-		if n, ok := narrowScan(c.groupScan); ok {
-			c.ids = n
-		}
+	if c.stream.IDScan == nil {
+		return c.groupScan
 	}
-	return c.ids
+	return c.stream.IDScan
 }
 
 // fetchRows reads the rows of the group scan's table with the given ids
@@ -1259,17 +1225,14 @@ func newGroupScan(env *Env, n *plan.Scan, g *storage.RowGroup, version uint64, h
 }
 
 // checkTensorVersion refuses VERSION for a query that is not a plain scan
-// of one table, and a version the table does not have, before any data is
-// sent.
+// of one table (scan, the stream's table scan, nil), and a version the
+// table does not have, before any data is sent.
 func checkTensorVersion(env *Env, n *plan.CopyTo, scan *plan.Scan) error {
 	v := n.Options.Tensor.Version
 	if v == 0 {
 		return nil
 	}
-	if scan == nil && env.Txn != nil {
-		scan = plainScan(n.Query)
-	}
-	if scan == nil {
+	if scan == nil || env.Txn == nil {
 		return pgerror.New(pgerror.FeatureNotSupported, "COPY option VERSION is only available for a table or a query of one table's rows").
 			WithHint("Copy the table, or SELECT its columns or expressions of them with an optional WHERE.")
 	}

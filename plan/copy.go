@@ -26,6 +26,9 @@ type CopyTo struct {
 	// ForceQuote marks, per output column, the CSV values quoted even
 	// when they need not be (FORCE_QUOTE); nil when none is.
 	ForceQuote []bool
+	// Stream is how a tensor stream (FORMAT tensor) reads its rows, as
+	// the planner chose it; nil: the query's rows in order (ReadQuery).
+	Stream *TensorStream
 }
 
 // Columns returns the columns of the copied rows.
@@ -130,4 +133,65 @@ type TensorOptions struct {
 	// (docs/tensor-stream.md, Shared memory); 0 sends them through the
 	// socket.
 	SharedMemory int64
+}
+
+// TensorRead is how a tensor stream reads the rows it sends.
+type TensorRead uint8
+
+// Tensor stream reads.
+const (
+	// ReadQuery runs the query's operators and takes their rows in the
+	// query's order: shards are dealt by row position, and a shuffle
+	// holds the rows (or spills them).
+	ReadQuery TensorRead = iota + 1
+	// ReadRowGroups reads the table scan TensorStream.Scan row group by
+	// row group: the groups shuffled with the seed, split among the
+	// shards, skipped whole for START_BATCH and OFFSET; under a WHERE a
+	// group's rows that pass are found first, and read by id when that
+	// reads fewer bytes (late materialization).
+	ReadRowGroups
+	// ReadByRowID reads the ids of the rows of TensorStream.Scan,
+	// permutes them (SHUFFLE 'exact') and reads the rows by id as they
+	// are sent.
+	ReadByRowID
+)
+
+// TensorStream is the planner's description of how a tensor stream reads
+// its rows (docs/tensor-stream.md, "Order, shuffle and shards"); exec runs
+// what it says.
+type TensorStream struct {
+	Read TensorRead
+	// Scan is the table scan of a query that is a plain scan (a scan of
+	// one table under a projection of expressions over each row alone,
+	// RowWise): the CopyTo's query is then Scan, or a Project over it.
+	// The stream's first frame names its table's version, and VERSION
+	// reads it; ReadRowGroups and ReadByRowID read it. nil for other
+	// queries.
+	Scan *Scan
+	// IDScan finds the ids of the rows the stream sends, for
+	// ReadRowGroups and ReadByRowID: Scan narrowed to the columns its
+	// filter reads, or Scan itself when the filter cannot be rewritten
+	// onto them. Under a WHERE the passing rows of a group are found
+	// with it first, and the group's other columns are read only for
+	// them when that reads less (late materialization).
+	IDScan *Scan
+	// Hollow lists, for ReadRowGroups and ReadByRowID, the table columns
+	// of Scan that the stream may read straight into its frames
+	// (storage.ScanOptions.Hollow): fixed-width vectors and tensors that
+	// the projection passes on as they are and uses in no expression.
+	// (ReadQuery's scan names its own, Scan.Hollow.)
+	Hollow []int
+	// Limit and Offset are the count and offset of a LIMIT taken off the
+	// query (nil: none), evaluated as the stream starts: the stream sends
+	// the rows [Offset, Offset+Limit) of its order. An OFFSET is skipped
+	// as START_BATCH's rows are, without reading them.
+	Limit, Offset Expr
+	// Global is set for a sharded stream whose LIMIT counts the rows of
+	// all the shards: every shard draws the unsharded stream's
+	// permutation and takes its rows of the LIMIT by position.
+	Global bool
+	// RandomOrder is set when the order is the query's ORDER BY random(),
+	// streamed as SHUFFLE 'exact' of the same rows: without SEED the
+	// permutation is drawn for the statement, as random() draws.
+	RandomOrder bool
 }

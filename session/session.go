@@ -635,7 +635,7 @@ func (s *Session) copyTo(ctx context.Context, st *sql.CopyTo, w ResultWriter) er
 	if err := s.authorize(n); err != nil {
 		return err
 	}
-	n.Query = planner.Optimize(n.Query)
+	n = planner.PlanCopyTo(n)
 	if size := n.Options.Tensor.SharedMemory; size > 0 {
 		sw, ok := w.(SharedMemoryWriter)
 		if !ok {
