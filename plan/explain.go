@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +91,13 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 	)
 	detail := func(format string, args ...any) { details = append(details, fmt.Sprintf(format, args...)) }
 	switch n := n.(type) {
+	case *CopyTo:
+		title = "Copy"
+		if n.Options.Format == CopyTensor {
+			title = "Tensor Stream"
+			details = e.stream(n)
+		}
+		kids = append(kids, n.Query)
 	case *Gather:
 		title = "Gather"
 		detail("Workers Planned: %d", n.Workers)
@@ -249,6 +257,88 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 			e.subplan(sq, in)
 		}
 	}
+}
+
+// stream returns the details of tensor stream n: how it reads its rows
+// (TensorStream) and the options that decide it.
+func (e *explainer) stream(n *CopyTo) []string {
+	t := n.Options.Tensor
+	s := n.Stream
+	if s == nil {
+		s = &TensorStream{Read: ReadQuery}
+	}
+	var out []string
+	switch s.Read {
+	case ReadRowGroups:
+		out = append(out, "Read: by row group")
+	case ReadByRowID:
+		out = append(out, "Read: exact shuffle by row id")
+	default:
+		out = append(out, "Read: in order")
+	}
+	switch t.Shuffle {
+	case ShuffleBuffer:
+		out = append(out, fmt.Sprintf("Shuffle: buffer of %d rows", t.ShuffleBuffer))
+	case ShuffleExact:
+		if s.RandomOrder {
+			out = append(out, "Shuffle: exact, for ORDER BY random()")
+		} else {
+			out = append(out, "Shuffle: exact")
+		}
+	}
+	if t.SeedSet {
+		out = append(out, fmt.Sprintf("Seed: %d", t.Seed))
+	}
+	if t.World > 1 {
+		out = append(out, fmt.Sprintf("Shard: %d/%d", t.Rank, t.World))
+	}
+	if t.StartBatch > 0 {
+		out = append(out, fmt.Sprintf("Start Batch: %d", t.StartBatch))
+	}
+	switch {
+	case t.VersionRef != "":
+		out = append(out, "Version: '"+strings.ReplaceAll(t.VersionRef, "'", "''")+"'")
+	case t.Version != 0:
+		out = append(out, fmt.Sprintf("Version: %d", t.Version))
+	}
+	if s.Limit != nil {
+		l := "Limit: " + e.count(s.Limit)
+		if s.Global {
+			l += " of all shards"
+		}
+		out = append(out, l)
+	}
+	if s.Offset != nil {
+		out = append(out, "Offset: "+e.count(s.Offset))
+	}
+	if late := lateColumns(s); len(late) > 0 {
+		out = append(out, "Late Columns: "+strings.Join(late, ", "))
+	}
+	return out
+}
+
+// count prints a LIMIT's count or offset: a constant as its value.
+func (e *explainer) count(x Expr) string {
+	if c, ok := x.(*Const); ok && !c.Null && c.Val != nil && c.Param == nil {
+		return string(types.AppendText(nil, c.Val, 0))
+	}
+	return e.expr(x)
+}
+
+// lateColumns names the columns of s's table scan that a stream under a
+// WHERE reads only for the rows that pass it, when that reads less: those
+// its narrow scan (TensorStream.IDScan) does not read.
+func lateColumns(s *TensorStream) []string {
+	if s.Scan == nil || s.Scan.Filter == nil || s.IDScan == nil || s.IDScan == s.Scan {
+		return nil
+	}
+	var names []string
+	for _, c := range s.Scan.Cols {
+		if c < len(s.Scan.Table.Columns) && !slices.Contains(s.IDScan.Cols, c) {
+			names = append(names, s.Scan.Table.Columns[c].Name)
+		}
+	}
+	return names
 }
 
 // actual is the end of the line of node n under EXPLAIN ANALYZE.
