@@ -13,6 +13,10 @@ import (
 // change nothing (no costs are estimated, no buffers counted).
 type Explain struct {
 	Query *Select
+	// Copy, for EXPLAIN COPY ... TO STDOUT WITH (FORMAT tensor, ...) (a
+	// deeplaked extension, without ANALYZE; explain_copy.go), is the
+	// tensor stream whose reading is shown; Query is nil then.
+	Copy *CopyTo
 	// Analyze runs the query, discarding its rows, and shows what each
 	// plan node did: its rows and loops, and with Timing its times.
 	Analyze bool

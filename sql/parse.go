@@ -32,14 +32,27 @@ func ParseLimited(query string, lim Limits) ([]Parsed, error) {
 	if err := lim.Check(query); err != nil {
 		return nil, err
 	}
-	res, err := parseTree(query, lim)
+	parsed, explains := blankExplainCopies(query)
+	res, err := parseTree(parsed, lim)
 	if err != nil {
 		return nil, err
+	}
+	for _, raw := range res.Stmts {
+		if _, ok := explainCopyOf(explains, raw, len(parsed)); ok && !tensorCopyTo(raw.Stmt) {
+			// EXPLAIN of another COPY is the grammar's syntax error.
+			_, err := parseTree(query, lim)
+			return nil, err
+		}
 	}
 	out := make([]Parsed, 0, len(res.Stmts))
 	for _, raw := range res.Stmts {
 		text := stmtText(query, raw)
-		st, err := convertStmt(raw.Stmt, text)
+		var st Stmt
+		if e, ok := explainCopyOf(explains, raw, len(parsed)); ok {
+			st, err = explainedCopy(e, raw.Stmt, lim)
+		} else {
+			st, err = convertStmt(raw.Stmt, text)
+		}
 		if err != nil {
 			return nil, err
 		}
