@@ -7,8 +7,8 @@ import (
 
 // COPY ... TO GPU [WITH (...)] is the tensor stream (docs/tensor-stream.md)
 // under a target the PostgreSQL grammar lacks: before parsing, the trailing
-// TO GPU of a COPY statement becomes TO STDOUT and FORMAT tensor joins its
-// options. The rewrite works on tokens, so string literals, quoted
+// TO GPU of a COPY statement (or of EXPLAIN COPY) becomes TO STDOUT and
+// FORMAT tensor joins its options. The rewrite works on tokens, so string literals, quoted
 // identifiers, comments and parenthesized queries are never touched.
 
 // gpuToken is a token of the query text: a word, a string or quoted
@@ -43,6 +43,18 @@ func rewriteCopyToGPU(query string) string {
 		}
 		st := toks[lo:hi]
 		lo = hi + 1
+		if len(st) > 0 && word(st[0], "explain") {
+			// EXPLAIN COPY ... TO GPU shows the stream's plan: the
+			// COPY after EXPLAIN and its options is rewritten.
+			st = st[1:]
+			if len(st) > 0 && st[0].kind == '(' {
+				k := slices.IndexFunc(st, func(t gpuToken) bool { return t.kind == ')' && t.depth == st[0].depth })
+				st = st[k+1:]
+			}
+			for len(st) > 0 && (word(st[0], "analyze") || word(st[0], "analyse") || word(st[0], "verbose")) {
+				st = st[1:]
+			}
+		}
 		if len(st) < 3 || !word(st[0], "copy") {
 			continue
 		}

@@ -20,6 +20,9 @@ var explainColumns = []Column{{Name: "QUERY PLAN", Type: types.TypText}}
 // run, and shows what each plan node did; an error of the run is the
 // statement's, as in PostgreSQL.
 func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Catalog, w ResultWriter) error {
+	if st.Copy != nil {
+		return s.explainCopy(st, cat, w)
+	}
 	start := time.Now()
 	node, err := sql.BindSelect(cat, st.Query)
 	if err != nil {
@@ -48,6 +51,30 @@ func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Cata
 			lines = append(lines, fmt.Sprintf("Execution Time: %.3f ms", millis(execution)))
 		}
 	}
+	return writeExplain(w, lines)
+}
+
+// explainCopy answers EXPLAIN COPY ... TO STDOUT WITH (FORMAT tensor,
+// ...) with how the tensor stream reads its rows, over the plan of the
+// query it runs, as the statement would plan them (planner.PlanCopyTo).
+func (s *Session) explainCopy(st *sql.Explain, cat sql.Catalog, w ResultWriter) error {
+	start := time.Now()
+	n, err := sql.BindCopyTo(cat, st.Copy)
+	if err != nil {
+		return err
+	}
+	if err := s.authorize(n); err != nil {
+		return err
+	}
+	lines := plan.Explain(planner.PlanCopyTo(n))
+	if st.Summary {
+		lines = append(lines, fmt.Sprintf("Planning Time: %.3f ms", millis(time.Since(start))))
+	}
+	return writeExplain(w, lines)
+}
+
+// writeExplain sends EXPLAIN's result: one row per line.
+func writeExplain(w ResultWriter, lines []string) error {
 	if err := w.WriteColumns(explainColumns); err != nil {
 		return err
 	}

@@ -201,7 +201,11 @@ func (s *Session) describe(stmt sql.Stmt, params *sql.Params) ([]Column, error) 
 	case *sql.ShowVar:
 		return s.showColumns(st)
 	case *sql.Explain:
-		if _, err := sql.BindSelect(cat, st.Query); err != nil {
+		if st.Copy != nil {
+			if _, err := sql.BindCopyTo(cat, st.Copy); err != nil {
+				return nil, err
+			}
+		} else if _, err := sql.BindSelect(cat, st.Query); err != nil {
 			return nil, err
 		}
 		return explainColumns, nil
