@@ -7,6 +7,7 @@ import (
 
 	"github.com/deeplaked/deeplaked/exec"
 	"github.com/deeplaked/deeplaked/plan"
+	"github.com/deeplaked/deeplaked/planner"
 	"github.com/deeplaked/deeplaked/sql"
 	"github.com/deeplaked/deeplaked/types"
 )
