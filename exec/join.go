@@ -33,7 +33,7 @@ type joinOp struct {
 	head   map[uint64]int32
 	next   []int32 // chain: next build row + 1, 0 at the end
 	seed   maphash.Seed
-	rmatch []bool // full join: build rows that matched
+	rmatch []bool // full and right joins: build rows that matched
 
 	probe   *types.Batch
 	pkeys   []*types.Vec
@@ -194,7 +194,7 @@ func (j *joinOp) buildSide() error {
 		}
 	}
 	j.build.SetLen(j.nb)
-	if j.kind == plan.JoinFull {
+	if j.kind == plan.JoinFull || j.kind == plan.JoinRight {
 		j.rmatch = make([]bool, j.nb)
 	}
 	if len(j.rkeys) == 0 {
@@ -408,7 +408,7 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			return j.sub.gather(out, j.rows), nil
 		case 1:
 			j.phase = 2
-			if j.kind == plan.JoinInner {
+			if j.kind == plan.JoinInner || j.kind == plan.JoinRight {
 				continue
 			}
 			// Left rows without a match (left, anti join), or with one
@@ -477,10 +477,10 @@ func (j *joinOp) markMatched(rows []int, all bool) {
 	}
 }
 
-// unmatchedRight emits, for a full join, the build rows no left row
-// matched, a batch at a time; nil when done.
+// unmatchedRight emits, for a full or right join, the build rows no left
+// row matched, a batch at a time; nil when done.
 func (j *joinOp) unmatchedRight() *types.Batch {
-	if j.kind != plan.JoinFull || j.rdone {
+	if (j.kind != plan.JoinFull && j.kind != plan.JoinRight) || j.rdone {
 		return nil
 	}
 	j.pl, j.pr = j.pl[:0], j.pr[:0]
@@ -568,7 +568,7 @@ func (j *joinOp) startGrace(tempFile func() (*os.File, error)) error {
 	}
 	for i := range spillFanout {
 		l, r := j.lparts[i], j.rparts[i]
-		if l.rows == 0 && (r.rows == 0 || j.kind != plan.JoinFull) {
+		if l.rows == 0 && (r.rows == 0 || (j.kind != plan.JoinFull && j.kind != plan.JoinRight)) {
 			l.close()
 			r.close()
 			continue

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -88,6 +89,30 @@ func TestGraceHashJoin(t *testing.T) {
 				}
 			}
 			t.Logf("kind %d on %v: %d rows", kind, on, len(want))
+		}
+	}
+}
+
+// TestRightJoin: a right join gives a full join's rows but the left
+// rows without a match, in memory and through partition files.
+func TestRightJoin(t *testing.T) {
+	cols, left, right := joinSides(3000)
+	for _, on := range []bool{false, true} {
+		full, _ := runJoin(t, plan.JoinFull, on, cols, left, right, 1<<40, false)
+		var want []string
+		for _, r := range full {
+			if !strings.HasSuffix(r, "|NULL|") { // the right row's s
+				want = append(want, r)
+			}
+		}
+		if len(want) == len(full) || len(want) == 0 {
+			t.Fatalf("on %v: %d of the full join's %d rows", on, len(want), len(full))
+		}
+		for _, budget := range []int64{1 << 40, 16 << 10} {
+			got, _ := runJoin(t, plan.JoinRight, on, cols, left, right, budget, budget < 1<<20)
+			if !slices.Equal(got, want) {
+				t.Fatalf("on %v budget %d: %d rows, want %d", on, budget, len(got), len(want))
+			}
 		}
 	}
 }

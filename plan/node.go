@@ -53,7 +53,9 @@ type Values struct {
 // JoinKind is the kind of a Join.
 type JoinKind uint8
 
-// Join kinds. A right join is bound as a left join with its inputs swapped.
+// Join kinds. A right join is bound as a left join with its inputs
+// swapped; the planner makes JoinRight of a left join whose right input
+// is the larger, so that the hash table holds the smaller.
 const (
 	JoinInner JoinKind = iota + 1
 	JoinLeft
@@ -63,6 +65,9 @@ const (
 	// only; the planner makes them of correlated subqueries.
 	JoinSemi
 	JoinAnti
+	// JoinRight returns the pairs that match and Right's rows without a
+	// match, padded with NULLs.
+	JoinRight
 )
 
 // Join combines rows of Left and Right; its output is Left's columns

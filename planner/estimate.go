@@ -76,6 +76,8 @@ func (e *estimator) rows(n plan.Node) float64 {
 			return l * 0.5
 		case plan.JoinFull:
 			return l + r
+		case plan.JoinRight:
+			l, r = r, l
 		}
 		// An equi-join is taken as a key joined to a foreign key: as many
 		// rows as the larger side.
@@ -84,7 +86,7 @@ func (e *estimator) rows(n plan.Node) float64 {
 			out = max(l, r)
 		}
 		out *= selectivity(n.On)
-		if n.Kind == plan.JoinLeft {
+		if n.Kind == plan.JoinLeft || n.Kind == plan.JoinRight {
 			out = max(out, l)
 		}
 		return out
@@ -132,15 +134,16 @@ func selectivity(e plan.Expr) float64 {
 	return selUnknown
 }
 
-// buildSmaller makes each inner hash join build its hash table from the
-// input estimated to have fewer rows: exec reads the right input into
-// memory and streams the left, so when the right is the larger the
-// inputs swap, with a projection above that puts the columns back in
-// the order the join's consumers read them.
+// buildSmaller makes each inner or left hash join build its hash table
+// from the input estimated to have fewer rows: exec reads the right input
+// into memory and streams the left, so when the right is the larger the
+// inputs swap (a left join becoming a right join), with a projection
+// above that puts the columns back in the order the join's consumers
+// read them.
 func (e *estimator) buildSmaller(n plan.Node) plan.Node {
 	n = mapChildren(n, e.buildSmaller)
 	j, ok := n.(*plan.Join)
-	if !ok || j.Kind != plan.JoinInner || len(j.LeftKeys) == 0 {
+	if !ok || (j.Kind != plan.JoinInner && j.Kind != plan.JoinLeft) || len(j.LeftKeys) == 0 {
 		return n
 	}
 	l, r := max(1, e.rows(j.Left)), max(1, e.rows(j.Right))
@@ -160,7 +163,13 @@ func (e *estimator) buildSmaller(n plan.Node) plan.Node {
 			toSwapped[i] = i - nl
 		}
 	}
-	s := &plan.Join{Kind: plan.JoinInner, Left: j.Right, Right: j.Left, LeftKeys: j.RightKeys, RightKeys: j.LeftKeys}
+	// A left join keeps its left rows without a match: swapped, a right
+	// join, which emits the build rows no probe row matched.
+	kind := plan.JoinInner
+	if j.Kind == plan.JoinLeft {
+		kind = plan.JoinRight
+	}
+	s := &plan.Join{Kind: kind, Left: j.Right, Right: j.Left, LeftKeys: j.RightKeys, RightKeys: j.LeftKeys}
 	if j.On != nil {
 		s.On = Remap(j.On, toSwapped)
 	}

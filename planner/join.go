@@ -205,7 +205,7 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 		return n
 	}
 	j, ok := f.Input.(*plan.Join)
-	if !ok || j.Kind == plan.JoinFull {
+	if !ok || j.Kind == plan.JoinFull || j.Kind == plan.JoinRight {
 		return n
 	}
 	inner := j.Kind == plan.JoinInner
