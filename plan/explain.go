@@ -24,6 +24,12 @@ type ExplainOptions struct {
 	Actual func(n Node) Actual
 	// Timing shows Actual's times besides its rows and loops.
 	Timing bool
+	// Verbose shows, as PostgreSQL's EXPLAIN VERBOSE does, the Output of
+	// each node, first among its details, and a hash join's Hash Cond.
+	// A node's Output is the columns it emits itself: a scan's are the
+	// columns it reads, a join's those it carries; the projections above
+	// them, which are not shown, compute the select list from these.
+	Verbose bool
 }
 
 // Actual is what running one plan node measured (EXPLAIN ANALYZE),
@@ -195,6 +201,9 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		} else {
 			title = "Nested Loop" + kind
 		}
+		if e.opts.Verbose && len(n.LeftKeys) > 0 {
+			detail("Hash Cond: %s", e.hashCond(n))
+		}
 		if n.On != nil {
 			detail("Join Filter: %s", e.expr(n.On))
 		}
@@ -218,6 +227,9 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 	default:
 		title = strings.TrimPrefix(fmt.Sprintf("%T", n), "*plan.")
 		kids = append(kids, children(n)...)
+	}
+	if e.opts.Verbose {
+		details = append([]string{"Output: " + strings.Join(e.output(n), ", ")}, details...)
 	}
 	for _, x := range hidden {
 		if x != nil {
@@ -339,6 +351,55 @@ func lateColumns(s *TensorStream) []string {
 		}
 	}
 	return names
+}
+
+// output is the text of the values node n emits, for VERBOSE's Output:
+// its columns' names, an aggregate's group keys and calls.
+func (e *explainer) output(n Node) []string {
+	if a, ok := n.(*Aggregate); ok {
+		out := e.texts(a.GroupBy)
+		for _, c := range a.Aggs {
+			out = append(out, e.aggCall(c))
+		}
+		return out
+	}
+	cols := n.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+		if out[i] == "" {
+			out[i] = "?column?"
+		}
+	}
+	return out
+}
+
+// aggCall prints a as it is written: count(*), sum(x), string_agg(DISTINCT s, ',').
+func (e *explainer) aggCall(a AggCall) string {
+	if a.Arg == nil {
+		return a.Name + "(*)"
+	}
+	arg := e.expr(a.Arg)
+	if a.Distinct {
+		arg = "DISTINCT " + arg
+	}
+	if a.Func == AggStringAgg {
+		arg += ", '" + strings.ReplaceAll(a.Sep, "'", "''") + "'"
+	}
+	return a.Name + "(" + arg + ")"
+}
+
+// hashCond prints the equalities of join j's hash keys, as PostgreSQL's
+// Hash Cond: the left input's side first.
+func (e *explainer) hashCond(j *Join) string {
+	eqs := make([]string, len(j.LeftKeys))
+	for i := range j.LeftKeys {
+		eqs[i] = "(" + e.expr(j.LeftKeys[i]) + " = " + e.expr(j.RightKeys[i]) + ")"
+	}
+	if len(eqs) == 1 {
+		return eqs[0]
+	}
+	return "(" + strings.Join(eqs, " AND ") + ")"
 }
 
 // actual is the end of the line of node n under EXPLAIN ANALYZE.

@@ -34,7 +34,7 @@ func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Cata
 	}
 	node = s.plan(node)
 	planning := time.Since(start)
-	var opts plan.ExplainOptions
+	opts := plan.ExplainOptions{Verbose: st.Verbose}
 	var execution time.Duration
 	if st.Analyze {
 		ins := exec.NewInstruments(st.Timing)
@@ -43,7 +43,7 @@ func (s *Session) execExplain(ctx context.Context, st *sql.Explain, cat sql.Cata
 			return err
 		}
 		execution = time.Since(start)
-		opts = plan.ExplainOptions{Actual: ins.Actual, Timing: st.Timing}
+		opts.Actual, opts.Timing = ins.Actual, st.Timing
 	}
 	lines := plan.ExplainWith(node, opts)
 	if st.Summary {

@@ -161,7 +161,7 @@ func TestExplainOptions(t *testing.T) {
 	}{
 		{"EXPLAIN SELECT x FROM t", []string{"Seq Scan on t"}},
 		{"EXPLAIN (ANALYZE false, TIMING off) SELECT x FROM t", []string{"Seq Scan on t"}},
-		{"EXPLAIN (ANALYZE 1, TIMING 0, SUMMARY off, VERBOSE, COSTS off, BUFFERS) SELECT x FROM t", []string{"Seq Scan on t (actual rows=0 loops=1)"}},
+		{"EXPLAIN (ANALYZE 1, TIMING 0, SUMMARY off, VERBOSE, COSTS off, BUFFERS) SELECT x FROM t", []string{"Seq Scan on t (actual rows=0 loops=1)", "  Output: x"}},
 		{"EXPLAIN (ANALYZE TRUE, TIMING FALSE, SUMMARY FALSE, FORMAT TEXT) SELECT x FROM t WHERE x > 1", []string{"Seq Scan on t (actual rows=0 loops=1)", "  Filter: (x > '1'::integer)"}},
 	} {
 		if got := explainLines(t, s, c.q); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
@@ -173,7 +173,7 @@ func TestExplainOptions(t *testing.T) {
 		t.Errorf("SUMMARY without ANALYZE: %q", lines)
 	}
 	lines = explainLines(t, s, "EXPLAIN ANALYZE VERBOSE SELECT x FROM t")
-	if len(lines) != 3 || !nodeLine.MatchString(lines[0]) {
+	if len(lines) != 4 || !nodeLine.MatchString(lines[0]) || lines[1] != "  Output: x" {
 		t.Errorf("EXPLAIN ANALYZE VERBOSE: %q", lines)
 	}
 	for _, c := range []struct {

@@ -9,8 +9,8 @@ import (
 )
 
 // Explain is EXPLAIN [ANALYZE] [(options)] query: the plan of a SELECT,
-// as text. VERBOSE, COSTS, BUFFERS, SETTINGS and WAL are accepted and
-// change nothing (no costs are estimated, no buffers counted).
+// as text. COSTS, BUFFERS, SETTINGS and WAL are accepted and change
+// nothing (no costs are estimated, no buffers counted).
 type Explain struct {
 	Query *Select
 	// Copy, for EXPLAIN COPY ... TO STDOUT WITH (FORMAT tensor, ...) (a
@@ -26,6 +26,9 @@ type Explain struct {
 	// Summary adds the planning time, and with Analyze the execution
 	// time, after the plan; on by default with ANALYZE.
 	Summary bool
+	// Verbose shows each plan node's output columns and a hash join's
+	// keys (plan.ExplainOptions.Verbose).
+	Verbose bool
 }
 
 func (*Explain) stmt() {}
@@ -60,6 +63,8 @@ func convertExplain(s *pg.ExplainStmt) (Stmt, error) {
 		switch name {
 		case "analyze":
 			st.Analyze = on
+		case "verbose":
+			st.Verbose = on
 		case "timing":
 			timing = &on
 		case "summary":
