@@ -116,6 +116,9 @@ type Record struct {
 	Label string
 	// Expected holds the lines after "----", as written.
 	Expected []string
+	// ResultLine is the line after a query's "----", where Expected
+	// starts; 0 when the query has no "----".
+	ResultLine int
 	// HashCount and Hash are set when Expected is "N values hashing to H".
 	HashCount int
 	Hash      string
@@ -264,6 +267,7 @@ func (p *parser) record() (rec Record, ok bool, err error) {
 			}
 			rec.SQL = sql
 			if sep {
+				rec.ResultLine = p.lineNo + 1
 				rec.Expected = p.expected()
 			}
 			if len(rec.Expected) == 1 {

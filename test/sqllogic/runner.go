@@ -33,6 +33,12 @@ type Failure struct {
 	SQL      string
 	Expected string
 	Got      string
+	// Result is set for a query that returned other values than its
+	// record expects: the lines of the expected section that would
+	// match them, a value a line, or the hash line of a record that
+	// expects a hash (Rewrite writes them). NB: empty, not nil, for no
+	// rows.
+	Result []string
 }
 
 // String renders the failure as "file:line", the SQL, and expected vs got.
@@ -119,6 +125,11 @@ func (fr *fileRun) fail(rec *Record, expected, got string) {
 	})
 }
 
+// setResult sets the Result of the failure just added.
+func (fr *fileRun) setResult(lines []string) {
+	fr.res.Failures[len(fr.res.Failures)-1].Result = lines
+}
+
 func (fr *fileRun) run(ctx context.Context, rec *Record) {
 	if fr.r.RecordTimeout > 0 {
 		var cancel context.CancelFunc
@@ -201,10 +212,12 @@ func (fr *fileRun) checkQuery(rec *Record, rows [][][]byte, ncols int) {
 	if rec.Hashed() {
 		if rec.HashCount != len(values) || rec.Hash != hash {
 			fr.fail(rec, rec.Expected[0], fr.show(values, hash))
+			fr.setResult([]string{fmt.Sprintf("%d values hashing to %s", len(values), hash)})
 			return
 		}
 	} else if !matchValues(rec.Expected, values) {
 		fr.fail(rec, strings.Join(rec.Expected, "\n"), fr.show(values, hash))
+		fr.setResult(append([]string{}, values...))
 		return
 	}
 	if rec.Label != "" {

@@ -64,11 +64,11 @@ func TestParse(t *testing.T) {
 			Conditions: []Condition{{Only: false, Engine: "mysql"}, {Only: true, Engine: "postgresql"}}},
 		{Kind: StatementError, Line: 13, SQL: "SELECT 1/0"},
 		{Kind: Query, Line: 16, SQL: "SELECT a, b\nFROM t", Types: "IT", Sort: RowSort, Label: "lbl",
-			Expected: []string{"1", "x", "2", "(empty)"}},
+			Expected: []string{"1", "x", "2", "(empty)"}, ResultLine: 20},
 		{Kind: Query, Line: 25, SQL: "SELECT a FROM t", Types: "I", Sort: ValueSort,
 			Expected:  []string{"3 values hashing to C0710D6B4F15DFA88F600B0E6B624077"},
-			HashCount: 3, Hash: "c0710d6b4f15dfa88f600b0e6b624077"},
-		{Kind: Query, Line: 30, SQL: "SELECT 1, 2.5", Types: "IR", Sort: NoSort, Expected: []string{"1 2.500"}},
+			HashCount: 3, Hash: "c0710d6b4f15dfa88f600b0e6b624077", ResultLine: 28},
+		{Kind: Query, Line: 30, SQL: "SELECT 1, 2.5", Types: "IR", Sort: NoSort, Expected: []string{"1 2.500"}, ResultLine: 33},
 		{Kind: Query, Line: 35, SQL: "DELETE FROM t", Types: "T", Sort: NoSort},
 		{Kind: Halt, Line: 38},
 		{Kind: StatementOK, Line: 40, SQL: "SELECT 'never parsed as run'"},
@@ -89,6 +89,88 @@ func TestParse(t *testing.T) {
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, w)
 		}
+	}
+}
+
+// TestRewrite checks that Rewrite replaces the expected sections of the
+// failures with a Result, longer or shorter, fills an empty one at the end
+// of the file, and leaves the rest of the file and the other failures.
+func TestRewrite(t *testing.T) {
+	const src = `query T
+EXPLAIN SELECT 1
+----
+Result
+
+query I
+SELECT 1 UNION SELECT 2
+----
+1
+2
+3
+
+statement error
+SELECT 1/0
+
+query I
+SELECT 1 WHERE false
+----
+1
+
+query T
+SELECT 'new'
+----`
+	const want = `query T
+EXPLAIN SELECT 1
+----
+Limit
+  ->  Result
+
+query I
+SELECT 1 UNION SELECT 2
+----
+1
+2
+
+statement error
+SELECT 1/0
+
+query I
+SELECT 1 WHERE false
+----
+
+query T
+SELECT 'new'
+----
+new
+`
+	path := filepath.Join(t.TempDir(), "r.test")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails := []Failure{
+		{Line: 1, Result: []string{"Limit", "  ->  Result"}},
+		{Line: 6, Result: []string{"1", "2"}},
+		{Line: 13},
+		{Line: 16, Result: []string{}},
+		{Line: 21, Result: []string{"new"}},
+	}
+	rest, err := Rewrite(path, f, fails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest) != 1 || rest[0].Line != 13 {
+		t.Errorf("failures left %+v, want the one at line 13", rest)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("rewritten file:\n%s\nwant:\n%s", got, want)
 	}
 }
 

@@ -30,6 +30,13 @@ var filesFlag = flag.String("files", "", "comma-separated globs of .test files (
 
 const defaultFiles = "testdata/**/*.test"
 
+// rewriteFlag writes what the server returned into the expected section
+// of each query that fails, in place (sqllogic.Rewrite), on the memory
+// backend alone unless SQLLOGIC_BACKENDS says otherwise. It is how a
+// golden EXPLAIN output is made or updated; read the diff before
+// committing it.
+var rewriteFlag = flag.Bool("rewrite", false, "rewrite the expected values of failing queries in place")
+
 // deeplakedOnly marks files that use types or functions PostgreSQL lacks;
 // runs against a real PostgreSQL (SQLLOGIC_DSN) skip them.
 const deeplakedOnly = "_deeplaked.test"
@@ -48,7 +55,11 @@ func TestSQLLogic(t *testing.T) {
 	// directory and S3 (a versitygw server). On disk and on S3 rows are
 	// flushed into chunks after every commit, so scans read chunk objects.
 	backends := os.Getenv("SQLLOGIC_BACKENDS")
-	if backends == "" {
+	switch {
+	case backends != "":
+	case *rewriteFlag:
+		backends = "memory"
+	default:
 		backends = "memory,local,s3"
 	}
 	for _, b := range strings.Split(backends, ",") {
@@ -90,7 +101,18 @@ func runFiles(t *testing.T, files []string, target target, postgres bool) {
 			conn, engines := target.open(t)
 			r := sqllogic.Runner{Conn: conn, Engines: engines, RecordTimeout: time.Minute}
 			res := r.Run(context.Background(), f)
-			for _, fail := range res.Failures {
+			fails := res.Failures
+			if *rewriteFlag {
+				rest, err := sqllogic.Rewrite(path, f, fails)
+				if err != nil {
+					t.Fatalf("rewriting %s: %v", path, err)
+				}
+				if n := len(fails) - len(rest); n > 0 {
+					t.Logf("%s: rewrote %d expected results", path, n)
+				}
+				fails = rest
+			}
+			for _, fail := range fails {
 				t.Error(fail.String())
 			}
 			t.Logf("%s: %d passed, %d failed, %d skipped", path, res.Passed, len(res.Failures), res.Skipped)
@@ -198,6 +220,14 @@ func TestRunnerReportsFailures(t *testing.T) {
 	}
 	if res.Passed != 6 || res.Skipped != 1 || !res.Halted {
 		t.Errorf("passed %d, skipped %d, halted %v; want 6, 1, true", res.Passed, res.Skipped, res.Halted)
+	}
+	// The values a query returned are what Rewrite would write; a
+	// statement's failure has none.
+	if got := res.Failures[2].Result; !slices.Equal(got, []string{"3", "2", "1"}) {
+		t.Errorf("result of the failure at line 29: %q, want 3 2 1", got)
+	}
+	if got := res.Failures[1].Result; got != nil {
+		t.Errorf("result of the failure at line 12: %q, want none", got)
 	}
 	if got := res.Failures[1].String(); !strings.Contains(got, "broken.test:12:") ||
 		!strings.Contains(got, "SQLSTATE 42P01") || !strings.Contains(got, "ERROR 23505") {
