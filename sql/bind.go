@@ -228,8 +228,14 @@ func (b *binder) expr(e Expr) (plan.Expr, error) {
 		return b.arrayExpr(e)
 	case *ColumnRef:
 		if b.agg != nil {
-			if _, err := b.agg.input.sc.resolve(e); err != nil {
+			x, err := b.agg.input.sc.resolve(e)
+			if err != nil {
 				return nil, err
+			}
+			if p, ok := x.(*plan.Param); ok {
+				// A column of an outer query is one value for all
+				// the groups, as in PostgreSQL.
+				return p, nil
 			}
 			return nil, pgerror.Newf(pgerror.GroupingError, "column \"%s.%s\" must appear in the GROUP BY clause or be used in an aggregate function", b.agg.input.sc.table, e.Name)
 		}
