@@ -28,7 +28,10 @@ type ExplainOptions struct {
 	// each node, first among its details, and a hash join's Hash Cond.
 	// A node's Output is the columns it emits itself: a scan's are the
 	// columns it reads, a join's those it carries; the projections above
-	// them, which are not shown, compute the select list from these.
+	// them, which are not shown, compute the select list from these. A
+	// vector search's Output is the columns it fetches for the rows it
+	// finds, and its distance; its Search Output the columns it computes
+	// the distances over.
 	Verbose bool
 }
 
@@ -122,6 +125,10 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		}
 	case *VectorTopK:
 		col := n.Search.Columns()[n.SearchCol].Name
+		if e.opts.Verbose {
+			// Output is what it fetches for the rows found.
+			detail("Search Output: %s", strings.Join(e.output(n.Search), ", "))
+		}
 		if n.Index != nil {
 			title = "Index Scan using " + n.Index.Name + " on " + n.Scan.Table.Name
 			detail("Order By: (%s %s %s)", col, n.Op, e.expr(n.Query))
