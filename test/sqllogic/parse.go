@@ -17,6 +17,22 @@
 // whitespace are accepted too), or by a single `N values hashing to <md5>`
 // line. `pgcode` is this project's extension: the SQLSTATE of the error must
 // match.
+//
+// The planner is tested by such files too: a rule's test is a query whose
+// EXPLAIN output the file keeps (EXPLAIN VERBOSE where the columns a scan
+// or a join reads matter), not a plan tree built in Go. They are the
+// testdata/plan_*_deeplaked.test files and others named *_deeplaked.test
+// (join_order, scalar_agg_join, exists_join, vector_search, ...). A file
+// whose plans have aggregates sets max_parallel_workers_per_gather to 0
+// near its top, so that they do not depend on the machine's cores
+// (parallel_deeplaked.test tests the parallel plans). To make or update
+// one, give a new query an empty section (its "----" line, then a blank
+// line), or change the planner, and run
+//
+//	go test ./test/sqllogic -run 'TestSQLLogic/memory/plan_join' -rewrite
+//
+// which writes what the server returned into each failing query's section
+// (Rewrite), on the memory backend; then read the diff.
 package sqllogic
 
 import (
