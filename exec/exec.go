@@ -78,6 +78,10 @@ type Env struct {
 	// worker's scan of morselScan its row groups.
 	morsels    *morsels
 	morselScan *plan.Scan
+	// sharedBuilds, while a Gather builds its workers' pipelines, holds
+	// the hash table each join with plan.Join.SharedBuild shares among
+	// them.
+	sharedBuilds map[*plan.Join]*sharedBuild
 }
 
 // Close gives back the memory the statement's expressions still hold

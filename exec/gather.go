@@ -32,6 +32,8 @@ type gatherOp struct {
 	// (parent's).
 	instruments []*Instruments
 	parent      *Instruments
+	// shared are the hash tables the workers' joins share.
+	shared map[*plan.Join]*sharedBuild
 }
 
 type gatherMsg struct {
@@ -94,21 +96,23 @@ func newGather(env *Env, n *plan.Gather) (Operator, error) {
 		return Build(env, n.Input)
 	}
 	m := &morsels{groups: morselsOf(groups, workers)}
-	g := &gatherOp{out: make(chan gatherMsg, workers), stop: make(chan struct{}), held: -1, parent: env.Instruments}
-	parent := env.Instruments
+	g := &gatherOp{out: make(chan gatherMsg, workers), stop: make(chan struct{}), held: -1, parent: env.Instruments,
+		shared: make(map[*plan.Join]*sharedBuild)}
+	parent, outerMorsels, outerScan, outerShared := env.Instruments, env.morsels, env.morselScan, env.sharedBuilds
 	for range workers {
 		var ins *Instruments
 		if parent != nil {
 			ins = parent.child()
 			g.instruments = append(g.instruments, ins)
 		}
-		env.morsels, env.morselScan, env.Instruments = m, n.Scan, ins
+		env.morsels, env.morselScan, env.Instruments, env.sharedBuilds = m, n.Scan, ins, g.shared
 		op, err := Build(env, n.Input)
-		env.morsels, env.morselScan, env.Instruments = nil, nil, parent
+		env.morsels, env.morselScan, env.Instruments, env.sharedBuilds = outerMorsels, outerScan, parent, outerShared
 		if err != nil {
 			for _, w := range g.workers {
 				w.op.Close()
 			}
+			g.closeShared()
 			return nil, err
 		}
 		g.workers = append(g.workers, &gatherWorker{op: op, next: make(chan struct{}, 1)})
@@ -200,9 +204,18 @@ func (g *gatherOp) Close() {
 	for _, w := range g.workers {
 		w.op.Close()
 	}
+	g.closeShared()
 	for _, ins := range g.instruments {
 		g.parent.add(ins)
 	}
+}
+
+// closeShared gives back what the shared hash tables hold.
+func (g *gatherOp) closeShared() {
+	for _, s := range g.shared {
+		s.acc.Close()
+	}
+	g.shared = nil
 }
 
 // morselScanOp is a worker's scan of a Gather's pipeline: one morsel

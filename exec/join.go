@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"os"
+	"sync"
 
 	"github.com/deeplaked/deeplaked/pgerror"
 	"github.com/deeplaked/deeplaked/plan"
@@ -66,6 +67,34 @@ type joinOp struct {
 	child   *joinOp
 	lparts  []*spillFile
 	rparts  []*spillFile
+
+	// shared is the hash table the workers of a Gather share, nil for a
+	// join of its own.
+	shared *sharedBuild
+}
+
+// sharedBuild is the hash table of a join that the workers of a Gather
+// probe together (plan.Join.SharedBuild): the first worker to need it
+// builds it from its copy of the right input, the others wait and probe
+// it read-only. A build side past work_mem cannot be shared (each
+// worker's grace join partitions its own probe rows against it), so then
+// every worker builds its own from its own copy of the right input.
+type sharedBuild struct {
+	once sync.Once
+	err  error
+	// own is set when the build went past work_mem: each worker joins
+	// on its own.
+	own bool
+	// builder is the join that built the table; the rest is its.
+	builder *joinOp
+	build   *types.Batch
+	nb      int
+	bkeys   []*types.Vec
+	head    map[uint64]int32
+	next    []int32
+	seed    maphash.Seed
+	// acc holds what the table takes until the Gather closes.
+	acc *MemAccount
 }
 
 // gracePair is a partition of each side of a grace hash join.
@@ -82,6 +111,13 @@ func newJoin(env *Env, n *plan.Join) (Operator, error) {
 		return nil, err
 	}
 	j := &joinOp{env: env, kind: n.Kind, left: left, right: right, seed: maphash.MakeSeed(), acc: env.account("the build side of a hash join")}
+	if n.SharedBuild && env.sharedBuilds != nil && len(n.LeftKeys) > 0 {
+		j.shared = env.sharedBuilds[n]
+		if j.shared == nil {
+			j.shared = &sharedBuild{}
+			env.sharedBuilds[n] = j.shared
+		}
+	}
 	fail := func(err error) (Operator, error) {
 		j.Close()
 		return nil, err
@@ -165,7 +201,38 @@ func hashRow(seed maphash.Seed, keys []*types.Vec, i int) (h uint64, ok bool) {
 	return h, true
 }
 
+// buildSide reads the right input into the hash table, or takes the
+// table the Gather's workers share.
 func (j *joinOp) buildSide() error {
+	s := j.shared
+	if s == nil {
+		return j.buildOwn()
+	}
+	s.once.Do(func() {
+		s.builder = j
+		if s.err = j.buildOwn(); s.err != nil || j.grace {
+			s.own = true
+			return
+		}
+		s.build, s.nb, s.bkeys, s.head, s.next, s.seed = j.build, j.nb, j.bkeys, j.head, j.next, j.seed
+		// The table outlives the builder's pipeline, which may end
+		// first: the Gather gives its memory back.
+		s.acc, j.acc = j.acc, j.env.account("the build side of a hash join")
+	})
+	switch {
+	case s.builder == j:
+		return s.err
+	case s.err != nil:
+		return s.err
+	case s.own:
+		return j.buildOwn()
+	}
+	j.built = true
+	j.build, j.nb, j.bkeys, j.head, j.next, j.seed = s.build, s.nb, s.bkeys, s.head, s.next, s.seed
+	return nil
+}
+
+func (j *joinOp) buildOwn() error {
 	j.built = true
 	j.build = types.NewBatch(j.rtypes, types.BatchSize)
 	budget, tempFile := j.env.spillBudget(), j.env.tempFile("hashjoin-*")

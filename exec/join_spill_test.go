@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deeplaked/deeplaked/plan"
@@ -113,6 +114,76 @@ func TestRightJoin(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("on %v budget %d: %d rows, want %d", on, budget, len(got), len(want))
 			}
+		}
+	}
+}
+
+// TestSharedBuild: two workers' joins of one plan.Join with SharedBuild
+// probe one hash table, built by whichever asks first from its copy of
+// the right input (the other never reads its copy); past work_mem each
+// joins on its own (grace). Either way the two halves of the left input
+// give the rows of one join over all of it.
+func TestSharedBuild(t *testing.T) {
+	defer func(b int64) { spillMin = b }(spillMin)
+	cols, left, right := joinSides(4000)
+	half := len(left) / 2
+	for _, kind := range []plan.JoinKind{plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti} {
+		want, _ := runJoin(t, kind, true, cols, left, right, 1<<40, false)
+		for _, budget := range []int64{1 << 40, 16 << 10} {
+			spillMin = budget
+			env := &Env{sharedBuilds: make(map[*plan.Join]*sharedBuild),
+				TempFile: func(pattern string) (*os.File, error) { return os.CreateTemp(t.TempDir(), pattern) }}
+			n := &plan.Join{Kind: kind, Left: &plan.Values{Cols: cols}, Right: &plan.Values{Cols: cols}, SharedBuild: true,
+				LeftKeys:  []plan.Expr{&plan.ColRef{Idx: 0, Typ: types.TypInt8}},
+				RightKeys: []plan.Expr{&plan.ColRef{Idx: 0, Typ: types.TypInt8}},
+				On: &plan.Call{Op: plan.OpLt, Typ: types.TypBool, Args: []plan.Expr{
+					&plan.ColRef{Idx: 1, Typ: types.TypText}, &plan.ColRef{Idx: 3, Typ: types.TypText}}}}
+			if kind == plan.JoinSemi || kind == plan.JoinAnti {
+				n.On = nil
+				want, _ = runJoin(t, kind, false, cols, left, right, 1<<40, false)
+			}
+			var ops [2]Operator
+			var rights [2]*sliceOp
+			for w := range ops {
+				op, err := newJoin(env, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rights[w] = &sliceOp{bs: right}
+				op.(*joinOp).left, op.(*joinOp).right = &sliceOp{bs: left[w*half : (w+1)*half]}, rights[w]
+				ops[w] = op
+			}
+			if env.sharedBuilds[n] == nil || ops[0].(*joinOp).shared != ops[1].(*joinOp).shared {
+				t.Fatal("the two joins do not share a build")
+			}
+			var got [2][]string
+			var wg sync.WaitGroup
+			for w := range ops {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got[w] = sortedRowText(t, ops[w])
+				}()
+			}
+			wg.Wait()
+			all := append(got[0], got[1]...)
+			slices.Sort(all)
+			if !slices.Equal(all, want) {
+				t.Fatalf("kind %d budget %d: %d rows, want %d", kind, budget, len(all), len(want))
+			}
+			read := 0
+			for _, r := range rights {
+				if r.i > 0 {
+					read++
+				}
+			}
+			if shared := budget > 1<<20; (shared && read != 1) || (!shared && read != 2) {
+				t.Errorf("kind %d budget %d: %d joins read their right input", kind, budget, read)
+			}
+			for _, op := range ops {
+				op.Close()
+			}
+			env.sharedBuilds[n].acc.Close()
 		}
 	}
 }

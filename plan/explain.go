@@ -205,6 +205,9 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		kind := map[JoinKind]string{JoinSemi: " Semi", JoinAnti: " Anti", JoinRight: " Right"}[n.Kind]
 		if len(n.LeftKeys) > 0 {
 			title = "Hash" + kind + " Join"
+			if n.SharedBuild {
+				title = "Parallel " + title
+			}
 		} else {
 			title = "Nested Loop" + kind
 		}

@@ -81,6 +81,10 @@ type Join struct {
 	On          Expr
 	LeftKeys    []Expr // over Left's columns
 	RightKeys   []Expr // over Right's columns
+	// SharedBuild marks a hash join in a Gather's pipeline whose workers
+	// probe one hash table, built from Right by one of them (EXPLAIN's
+	// Parallel Hash Join); inner, left, semi and anti joins only.
+	SharedBuild bool
 }
 
 // Series is generate_series(Start, Stop[, Step]): one integer column. The

@@ -25,7 +25,7 @@ func parallelize(n plan.Node, orderFree bool, workers int) plan.Node {
 	}
 	if orderFree {
 		if s, ok := parallelScan(n); ok {
-			return &plan.Gather{Input: n, Scan: s, Workers: workers}
+			return &plan.Gather{Input: sharePipeline(n, workers), Scan: s, Workers: workers}
 		}
 	}
 	switch n := n.(type) {
@@ -75,16 +75,24 @@ func partialAggs(aggs []plan.AggCall) bool {
 func splitAggregate(a *plan.Aggregate, s *plan.Scan, workers int) plan.Node {
 	partial := *a
 	partial.Phase = plan.AggPartial
+	partial.Input = sharePipeline(a.Input, workers)
 	return plan.FinalAggregate(&partial, &plan.Gather{Input: &partial, Scan: s, Workers: workers})
 }
 
 // parallelScan returns the scan at the bottom of n when n is a pipeline
-// of filters and projections over a sequential scan of a table whose
-// expressions workers can evaluate apart: no parameters of an enclosing
-// query, no subqueries, nothing volatile or that reads the session.
+// of filters, projections and hash joins probed with their left input
+// over a sequential scan of a table, whose expressions workers can
+// evaluate apart: no parameters of an enclosing query, no subqueries,
+// nothing volatile or that reads the session (see sharedJoin for the
+// joins).
 func parallelScan(n plan.Node) (*plan.Scan, bool) {
 	for {
 		switch x := n.(type) {
+		case *plan.Join:
+			if !sharedJoin(x) {
+				return nil, false
+			}
+			n = x.Left
 		case *plan.Filter:
 			if !parallelSafe(x.Pred) {
 				return nil, false
@@ -107,6 +115,88 @@ func parallelScan(n plan.Node) (*plan.Scan, bool) {
 			return nil, false
 		}
 	}
+}
+
+// sharedJoin reports whether the workers of a Gather can each probe join
+// j with their rows and share one hash table, built from its right input
+// by one of them: a hash join whose build rows' matches need not be
+// known across workers (inner, left, semi, anti), with keys and
+// condition workers can evaluate, over a right input that one worker can
+// run beside the others (parallelTree).
+func sharedJoin(j *plan.Join) bool {
+	switch j.Kind {
+	case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
+	default:
+		return false
+	}
+	if len(j.LeftKeys) == 0 || !parallelSafe(j.On) || !parallelTree(j.Right) {
+		return false
+	}
+	for i := range j.LeftKeys {
+		if !parallelSafe(j.LeftKeys[i]) || !parallelSafe(j.RightKeys[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// parallelTree reports whether every expression of plan n is one workers
+// can evaluate (parallelSafe), in scans, filters, projections, joins and
+// aggregates only.
+func parallelTree(n plan.Node) bool {
+	safe := true
+	all := func(es []plan.Expr) {
+		for _, e := range es {
+			safe = safe && parallelSafe(e)
+		}
+	}
+	var walk func(plan.Node) plan.Node
+	walk = func(n plan.Node) plan.Node {
+		switch x := n.(type) {
+		case *plan.Scan:
+			safe = safe && parallelSafe(x.Filter)
+		case *plan.Filter:
+			safe = safe && parallelSafe(x.Pred)
+		case *plan.Project:
+			all(x.Exprs)
+		case *plan.Join:
+			safe = safe && parallelSafe(x.On)
+			all(x.LeftKeys)
+			all(x.RightKeys)
+		case *plan.Aggregate:
+			all(x.GroupBy)
+			for _, c := range x.Aggs {
+				safe = safe && parallelSafe(c.Arg)
+			}
+		default:
+			safe = false
+		}
+		if safe {
+			mapChildren(n, walk)
+		}
+		return n
+	}
+	walk(n)
+	return safe
+}
+
+// sharePipeline returns pipeline n (see parallelScan) for the workers of
+// a Gather: each join in it shares its hash table among them
+// (plan.Join.SharedBuild), and its right input, which one worker runs,
+// is itself parallelized.
+func sharePipeline(n plan.Node, workers int) plan.Node {
+	switch x := n.(type) {
+	case *plan.Join:
+		c := *x
+		c.SharedBuild = true
+		c.Left = sharePipeline(x.Left, workers)
+		// A hash table's rows' order does not matter.
+		c.Right = parallelize(x.Right, true, workers)
+		return &c
+	case *plan.Filter, *plan.Project:
+		return mapChildren(n, func(in plan.Node) plan.Node { return sharePipeline(in, workers) })
+	}
+	return n
 }
 
 // parallelFuncs are the functions workers may evaluate at once: they
