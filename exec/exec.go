@@ -220,11 +220,7 @@ func build(env *Env, n plan.Node) (Operator, error) {
 	case *plan.Window:
 		return newWindow(env, n)
 	case *plan.Sort:
-		in, err := Build(env, n.Input)
-		if err != nil {
-			return nil, err
-		}
-		return &sortOp{env: env, in: in, keys: n.Keys, cols: n.Columns()}, nil
+		return newSort(env, n)
 	case *plan.Limit:
 		return newLimit(env, n)
 	case *plan.VectorTopK:

@@ -94,16 +94,6 @@ func (m *measuredOp) count(b *types.Batch, err error) {
 
 func (m *measuredOp) Close() { m.in.Close() }
 
-// unwrap returns the operator m measures when op is a measuredOp, op
-// otherwise: for the operators that look into the input they were given
-// (a limit telling the sort under it how many rows to keep).
-func unwrap(op Operator) Operator {
-	if m, ok := op.(*measuredOp); ok {
-		return m.in
-	}
-	return op
-}
-
 // child returns instruments for one parallel worker's operators.
 func (in *Instruments) child() *Instruments {
 	return NewInstruments(in.timing)

@@ -14,7 +14,8 @@ func seriesPlan() (*plan.Limit, *plan.Sort, *plan.Filter, *plan.Series) {
 	series := &plan.Series{Start: plan.IntConst(types.TypInt8, 1), Stop: plan.IntConst(types.TypInt8, 10000), Typ: types.TypInt8, Name: "x"}
 	filter := &plan.Filter{Input: series, Pred: &plan.Call{Op: plan.OpGt, Typ: types.TypBool,
 		Args: []plan.Expr{&plan.ColRef{Idx: 0, Typ: types.TypInt8, Name: "x"}, plan.IntConst(types.TypInt8, 4000)}}}
-	sort := &plan.Sort{Input: filter, Keys: []plan.SortKey{{Col: 0, Desc: true}}}
+	sort := &plan.Sort{Input: filter, Keys: []plan.SortKey{{Col: 0, Desc: true}},
+		TopK: &plan.TopK{Count: plan.IntConst(types.TypInt8, 10)}}
 	limit := &plan.Limit{Input: sort, Count: plan.IntConst(types.TypInt8, 10)}
 	return limit, sort, filter, series
 }
@@ -30,10 +31,9 @@ func TestInstrumentsCountRowsAndLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The limit still tells the sort under it how many rows to keep,
-	// through the operator measuring the sort.
+	// The measured sort keeps the rows its plan says.
 	if s := unwrap(unwrap(op).(*limitOp).in).(*sortOp); s.keep != 10 {
-		t.Fatalf("the sort under a measured limit keeps %d rows, want 10", s.keep)
+		t.Fatalf("the measured sort keeps %d rows, want 10", s.keep)
 	}
 	var first int64
 	err = Drain(op, func(b *types.Batch) error {
@@ -49,14 +49,14 @@ func TestInstrumentsCountRowsAndLoops(t *testing.T) {
 	if first != 10000 {
 		t.Fatalf("first row %d, want 10000", first)
 	}
-	// The sort emits a batch at a time; the limit needs only its first.
+	// The sort emits only the 10 rows the limit takes.
 	for _, c := range []struct {
 		n        plan.Node
 		min, max int64
 	}{
 		{series, 10000, 10000},
 		{filter, 6000, 6000},
-		{sort, 10, types.BatchSize},
+		{sort, 10, 10},
 		{limit, 10, 10},
 	} {
 		a := ins.Actual(c.n)
@@ -129,4 +129,13 @@ func TestMeasuredNextDoesNotAllocate(t *testing.T) {
 			t.Errorf("timing %v: %+v", timing, a)
 		}
 	}
+}
+
+// unwrap returns the operator m measures when op is a measuredOp, op
+// otherwise.
+func unwrap(op Operator) Operator {
+	if m, ok := op.(*measuredOp); ok {
+		return m.in
+	}
+	return op
 }

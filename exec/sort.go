@@ -11,7 +11,8 @@ import (
 
 // sortOp materializes its input and emits it ordered by keys. Past its
 // memory budget (Env.spillBudget) it writes sorted runs to a temporary file and
-// merges them (sort_spill.go).
+// merges them (sort_spill.go). Under a LIMIT (plan.Sort.TopK) it emits only
+// the first keep rows, and holds about twice as many (see trim).
 type sortOp struct {
 	env  *Env
 	in   Operator
@@ -25,14 +26,35 @@ type sortOp struct {
 	// reads them back in order.
 	runs  *sortRuns
 	merge *runHeap
+	// merged counts the rows the merge emitted.
+	merged int64
 	// tempFile makes the runs' file (nil: the rows stay in memory).
 	tempFile func() (*os.File, error)
-	// keep, when above 0, is the number of first rows a LIMIT takes: the
-	// sort holds about twice that many (see trim).
-	keep  int64
-	spare *types.Batch
+	// keep, when bounded, is the number of first rows the sort emits.
+	keep    int64
+	bounded bool
+	spare   *types.Batch
 	// acc holds what the rows take (their vectors' capacity).
 	acc *MemAccount
+}
+
+// newSort returns the operator of n, its top-k bound evaluated.
+func newSort(env *Env, n *plan.Sort) (Operator, error) {
+	s := &sortOp{env: env, keys: n.Keys, cols: n.Columns()}
+	if n.TopK != nil {
+		count, offset, err := limitValues(env, n.TopK.Count, n.TopK.Offset)
+		if err != nil {
+			return nil, err
+		}
+		if count >= 0 && count <= 1<<30 && offset <= 1<<30 {
+			s.keep, s.bounded = count+offset, true
+		}
+	}
+	var err error
+	if s.in, err = Build(env, n.Input); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // types returns the types of the sorted rows' columns.
@@ -57,7 +79,7 @@ func (s *sortOp) load() error {
 		}
 		n += b.Len()
 		s.all.SetLen(n)
-		if s.keep > 0 && int64(n) >= 2*s.keep+types.BatchSize {
+		if s.bounded && int64(n) >= 2*s.keep+types.BatchSize {
 			if err := s.trim(); err != nil {
 				return err
 			}
@@ -92,6 +114,9 @@ func (s *sortOp) load() error {
 	}
 	if err := s.sortAll(); err != nil {
 		return err
+	}
+	if s.bounded && int64(len(s.perm)) > s.keep {
+		s.perm = s.perm[:s.keep]
 	}
 	return s.acc.Resize(batchBytes(s.all) + batchBytes(s.spare) + 8*int64(cap(s.perm)))
 }
@@ -165,6 +190,10 @@ func (s *sortOp) lessRows(a *types.Batch, i int, b *types.Batch, j int) bool {
 }
 
 func (s *sortOp) Next() (*types.Batch, error) {
+	if s.bounded && s.keep == 0 {
+		// LIMIT 0: no row is needed, nor read.
+		return nil, nil
+	}
 	if s.all == nil && s.merge == nil {
 		if err := s.load(); err != nil {
 			return nil, err
@@ -214,11 +243,6 @@ func newLimit(env *Env, n *plan.Limit) (Operator, error) {
 	in, err := Build(env, n.Input)
 	if err != nil {
 		return nil, err
-	}
-	if so, ok := unwrap(in).(*sortOp); ok && l.count >= 0 && l.count <= 1<<30 && l.offset <= 1<<30 {
-		// ORDER BY ... LIMIT: the sort keeps only the rows that can come
-		// out.
-		so.keep = l.count + l.offset
 	}
 	l.in = in
 	return l, nil

@@ -216,8 +216,12 @@ func (s *sortOp) nextMerged() (*types.Batch, error) {
 	}
 	h := s.merge
 	s.out.Reset()
-	n := 0
-	for ; n < types.BatchSize && h.Len() > 0; n++ {
+	n, limit := int64(0), int64(types.BatchSize)
+	if s.bounded {
+		// The rows past the first keep are not emitted.
+		limit = min(limit, s.keep-s.merged)
+	}
+	for ; n < limit && h.Len() > 0; n++ {
 		rr := h.runs[0]
 		for i, c := range s.out.Cols {
 			c.AppendFrom(rr.cur.Cols[i], rr.pos)
@@ -237,6 +241,7 @@ func (s *sortOp) nextMerged() (*types.Batch, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	s.out.SetLen(n)
+	s.merged += n
+	s.out.SetLen(int(n))
 	return s.out, nil
 }

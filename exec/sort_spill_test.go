@@ -63,7 +63,7 @@ func TestSortSpills(t *testing.T) {
 			files++
 			return os.CreateTemp(t.TempDir(), pattern)
 		}}
-		op := &sortOp{env: env, in: &sliceOp{bs: in}, keys: keys, cols: cols, keep: keep}
+		op := &sortOp{env: env, in: &sliceOp{bs: in}, keys: keys, cols: cols, keep: keep, bounded: keep > 0}
 		defer op.Close()
 		defer func() {
 			if keep > 0 && op.all != nil && op.all.Len() >= int(2*keep)+types.BatchSize {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -164,22 +165,10 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		kids = append(kids, n.Input)
 	case *Sort:
 		title = "Sort"
-		in := n.Input.Columns()
-		keys := make([]string, len(n.Keys))
-		for i, k := range n.Keys {
-			keys[i] = in[k.Col].Name
-			if k.Desc {
-				keys[i] += " DESC"
-			}
-			if k.NullsFirst != k.Desc {
-				if k.NullsFirst {
-					keys[i] += " NULLS FIRST"
-				} else {
-					keys[i] += " NULLS LAST"
-				}
-			}
+		detail("Sort Key: %s", sortKeys(n.Input.Columns(), n.Keys))
+		if n.TopK != nil {
+			detail("Top-N: %s", e.topN(n.TopK))
 		}
-		detail("Sort Key: %s", strings.Join(keys, ", "))
 		kids = append(kids, n.Input)
 	case *Limit:
 		title = "Limit"
@@ -410,6 +399,58 @@ func (e *explainer) hashCond(j *Join) string {
 		return eqs[0]
 	}
 	return "(" + strings.Join(eqs, " AND ") + ")"
+}
+
+// sortKeys prints keys over the columns in as PostgreSQL's Sort Key.
+func sortKeys(in []Column, keys []SortKey) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = in[k.Col].Name
+		if k.Desc {
+			out[i] += " DESC"
+		}
+		if k.NullsFirst != k.Desc {
+			if k.NullsFirst {
+				out[i] += " NULLS FIRST"
+			} else {
+				out[i] += " NULLS LAST"
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// topN prints the rows a top-k sort keeps: their number when the LIMIT
+// and OFFSET are constants, else their sum ($1 + 5).
+func (e *explainer) topN(t *TopK) string {
+	count, ok := intConst(t.Count)
+	offset, ok2 := intConst(t.Offset)
+	switch {
+	case ok && t.Offset == nil:
+		return fmt.Sprint(count)
+	case ok && ok2 && count >= 0 && offset >= 0 && count <= math.MaxInt64-offset:
+		return fmt.Sprint(count + offset)
+	case t.Offset == nil:
+		return e.limitTerm(t.Count)
+	}
+	return e.limitTerm(t.Count) + " + " + e.limitTerm(t.Offset)
+}
+
+// limitTerm prints a LIMIT or OFFSET: an integer constant as a number.
+func (e *explainer) limitTerm(x Expr) string {
+	if v, ok := intConst(x); ok {
+		return fmt.Sprint(v)
+	}
+	return e.expr(x)
+}
+
+// intConst returns the value of a non-NULL integer constant.
+func intConst(x Expr) (int64, bool) {
+	c, ok := x.(*Const)
+	if !ok || c.Param != nil || c.Null || c.Val == nil || !c.Typ.IsInteger() {
+		return 0, false
+	}
+	return c.Val.Ints[0], true
 }
 
 // actual is the end of the line of node n under EXPLAIN ANALYZE.

@@ -91,3 +91,27 @@ func TestExplainSubqueries(t *testing.T) {
 		t.Errorf("ExprText: %s", got)
 	}
 }
+
+// TestExplainTopN checks a top-k sort's Top-N line: the rows it keeps,
+// LIMIT plus OFFSET when both are constants, their sum's terms when a
+// parameter is bound later.
+func TestExplainTopN(t *testing.T) {
+	vals := &Values{Cols: []Column{{Name: "x", Type: types.TypInt8}}, Rows: [][]Expr{{IntConst(types.TypInt8, 1)}}}
+	param := &Const{Typ: types.TypInt8, Null: true, Param: &ParamInfo{N: 1, Type: types.TypInt8}}
+	for _, c := range []struct {
+		topK *TopK
+		want string
+	}{
+		{&TopK{Count: IntConst(types.TypInt8, 10)}, "Top-N: 10"},
+		{&TopK{Count: IntConst(types.TypInt8, 10), Offset: IntConst(types.TypInt8, 5)}, "Top-N: 15"},
+		{&TopK{Count: param}, "Top-N: $1"},
+		{&TopK{Count: param, Offset: IntConst(types.TypInt8, 5)}, "Top-N: $1 + 5"},
+		{&TopK{Count: IntConst(types.TypInt8, 1<<62), Offset: IntConst(types.TypInt8, 1<<62)}, "Top-N: 4611686018427387904 + 4611686018427387904"},
+	} {
+		got := Explain(&Sort{Input: vals, Keys: []SortKey{{Col: 0, Desc: true, NullsFirst: true}}, TopK: c.topK})
+		want := []string{"Sort", "  Sort Key: x DESC", "  " + c.want, "  ->  Result"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -320,10 +320,22 @@ type SortKey struct {
 	NullsFirst bool
 }
 
-// Sort orders its input.
+// Sort orders its input (stably: rows of equal keys keep their input
+// order).
 type Sort struct {
 	Input Node
 	Keys  []SortKey
+	// TopK, set by the planner under a LIMIT, makes the sort emit only
+	// its first rows, as many as the LIMIT can take; nil: all of them.
+	TopK *TopK
+}
+
+// TopK bounds the rows a Sort emits to its first Count + Offset: a
+// LIMIT's count and offset (Offset nil for none), which the Limit above
+// the sort still applies. They read no column (constants or parameters)
+// and are evaluated when the query runs; a NULL Count means all rows.
+type TopK struct {
+	Count, Offset Expr
 }
 
 // Limit skips Offset rows and returns at most Count (-1: no limit).

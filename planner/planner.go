@@ -18,6 +18,7 @@ var rules = []rule{
 	{name: "prune scan columns", apply: pruneScanColumns},
 	{name: "prune join columns", apply: pruneJoinColumns},
 	{name: "vector top-k", apply: vectorTopK},
+	{name: "sort top-k", apply: sortTopK},
 }
 
 // Optimize returns the physical plan for n.

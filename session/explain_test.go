@@ -36,7 +36,7 @@ func explainTables(t *testing.T) *Session {
 var (
 	nodeLine = regexp.MustCompile(`^( *->  )?[A-Z][^(]*[a-z] \(actual time=(\d+\.\d{3})\.\.(\d+\.\d{3}) rows=(\d+) loops=(\d+)\)$`)
 	// A detail, or an InitPlan's or SubPlan's label.
-	detailLine = regexp.MustCompile(`^ +([A-Z][A-Za-z ]+: .+|(InitPlan|SubPlan) \d+)$`)
+	detailLine = regexp.MustCompile(`^ +([A-Z][A-Za-z -]+: .+|(InitPlan|SubPlan) \d+)$`)
 	summary    = regexp.MustCompile(`^(Planning|Execution) Time: \d+\.\d{3} ms$`)
 )
 

@@ -107,6 +107,10 @@ func (ns *needs) node(n plan.Node) error {
 	case *plan.Window:
 		return ns.node(n.Input)
 	case *plan.Sort:
+		if n.TopK != nil {
+			ns.expr(n.TopK.Count)
+			ns.expr(n.TopK.Offset)
+		}
 		return ns.node(n.Input)
 	case *plan.Limit:
 		ns.expr(n.Count)
