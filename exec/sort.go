@@ -12,7 +12,9 @@ import (
 // sortOp materializes its input and emits it ordered by keys. Past its
 // memory budget (Env.spillBudget) it writes sorted runs to a temporary file and
 // merges them (sort_spill.go). Under a LIMIT (plan.Sort.TopK) it emits only
-// the first keep rows, and holds about twice as many (see trim).
+// the first keep rows: it holds them in a bounded heap (sort_topk.go)
+// while they are few and fit its budget, else it sorts as usual, holding
+// about twice as many (see trim).
 type sortOp struct {
 	env  *Env
 	in   Operator
@@ -68,17 +70,35 @@ func (s *sortOp) types() []types.Type {
 
 func (s *sortOp) load() error {
 	ts := s.types()
-	s.all = types.NewBatch(ts, types.BatchSize)
 	budget := s.env.spillBudget()
 	s.tempFile = s.env.tempFile("sort-*")
 	s.acc = s.env.account("a sort")
+	var top *topKHeap
+	if s.bounded && s.keep <= maxHeapRows {
+		top = newTopKHeap(s.keys, ts, int(s.keep))
+	} else {
+		s.all = types.NewBatch(ts, types.BatchSize)
+	}
 	n := 0
 	err := Drain(s.in, func(b *types.Batch) error {
-		for i, c := range b.Cols {
-			s.all.Cols[i].AppendVec(c)
+		if top != nil {
+			top.add(b)
+			err := s.acc.Resize(top.bytes())
+			if err == nil && heldBytes(top.rows) <= budget {
+				return s.env.canceled()
+			}
+			// Past work_mem, or when the server's memory is short, the
+			// rows held go on to the sort, which can spill them.
+			s.all = top.inOrder()
+			top = nil
+			n = s.all.Len()
+		} else {
+			for i, c := range b.Cols {
+				s.all.Cols[i].AppendVec(c)
+			}
+			n += b.Len()
+			s.all.SetLen(n)
 		}
-		n += b.Len()
-		s.all.SetLen(n)
 		if s.bounded && int64(n) >= 2*s.keep+types.BatchSize {
 			if err := s.trim(); err != nil {
 				return err
@@ -104,6 +124,10 @@ func (s *sortOp) load() error {
 		return err
 	}
 	s.out = types.NewBatch(ts, types.BatchSize)
+	if top != nil {
+		s.all, s.perm = top.sorted(s.perm)
+		return s.acc.Resize(top.bytes() + 8*int64(cap(s.perm)))
+	}
 	if s.runs != nil {
 		if err := s.startMerge(ts); err != nil {
 			return err
@@ -166,27 +190,36 @@ func (s *sortOp) sortAll() error {
 
 // lessRows reports whether row i of a sorts before row j of b.
 func (s *sortOp) lessRows(a *types.Batch, i int, b *types.Batch, j int) bool {
-	for _, k := range s.keys {
+	return compareKeys(s.keys, a, i, b, j) < 0
+}
+
+// compareKeys orders row i of a and row j of b by keys: -1 when i sorts
+// first, 1 when j does, 0 when they are equal in every key.
+func compareKeys(keys []plan.SortKey, a *types.Batch, i int, b *types.Batch, j int) int {
+	for _, k := range keys {
 		v, w := a.Cols[k.Col], b.Cols[k.Col]
 		ni, nj := v.Nulls[i], w.Nulls[j]
-		switch {
-		case ni && nj:
-			continue
-		case ni:
-			return k.NullsFirst
-		case nj:
-			return !k.NullsFirst
+		if ni || nj {
+			switch {
+			case ni && nj:
+				continue
+			case ni == k.NullsFirst:
+				// i is NULL and NULLs come first, or j is NULL and
+				// they come last.
+				return -1
+			}
+			return 1
 		}
 		c := compareAt(v, i, w, j)
 		if c == 0 {
 			continue
 		}
 		if k.Desc {
-			return c > 0
+			return -c
 		}
-		return c < 0
+		return c
 	}
-	return false
+	return 0
 }
 
 func (s *sortOp) Next() (*types.Batch, error) {
