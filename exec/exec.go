@@ -221,6 +221,8 @@ func build(env *Env, n plan.Node) (Operator, error) {
 		return newWindow(env, n)
 	case *plan.Sort:
 		return newSort(env, n)
+	case *plan.PartitionTopK:
+		return newPartitionTopK(env, n)
 	case *plan.Limit:
 		return newLimit(env, n)
 	case *plan.VectorTopK:

@@ -29,6 +29,11 @@ func newWindow(env *Env, n *plan.Window) (Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	return windowOver(env, n, in), nil
+}
+
+// windowOver returns n's operator over in, the operator of n.Input.
+func windowOver(env *Env, n *plan.Window, in Operator) *windowOp {
 	var ts []types.Type
 	for _, c := range n.Input.Columns() {
 		ts = append(ts, c.Type)
@@ -38,7 +43,7 @@ func newWindow(env *Env, n *plan.Window) (Operator, error) {
 		outTs = append(outTs, c.Typ)
 	}
 	return &windowOp{env: env, in: in, n: n, part: types.NewBatch(ts, types.BatchSize), out: types.NewBatch(outTs, types.BatchSize),
-		acc: env.account("a window partition")}, nil
+		acc: env.account("a window partition")}
 }
 
 func (w *windowOp) Close() {

@@ -170,6 +170,21 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 			detail("Top-N: %s", e.topN(n.TopK))
 		}
 		kids = append(kids, n.Input)
+	case *PartitionTopK:
+		title = "Partition Top-N"
+		in := n.Input.Columns()
+		if len(n.PartitionBy) > 0 {
+			keys := make([]string, len(n.PartitionBy))
+			for i, c := range n.PartitionBy {
+				keys[i] = in[c].Name
+			}
+			detail("Partition Key: %s", strings.Join(keys, ", "))
+		}
+		if len(n.OrderBy) > 0 {
+			detail("Sort Key: %s", sortKeys(in, n.OrderBy))
+		}
+		detail("Keep: %s() <= %d", rankingNames[n.Func], n.Count)
+		kids = append(kids, n.Input)
 	case *Limit:
 		title = "Limit"
 		hidden = append(hidden, n.Count, n.Offset)
@@ -452,6 +467,9 @@ func intConst(x Expr) (int64, bool) {
 	}
 	return c.Val.Ints[0], true
 }
+
+// rankingNames names the ranking functions a PartitionTopK bounds.
+var rankingNames = map[WindowFunc]string{WinRowNumber: "row_number", WinRank: "rank", WinDenseRank: "dense_rank"}
 
 // actual is the end of the line of node n under EXPLAIN ANALYZE.
 func (e *explainer) actual(n Node) string {

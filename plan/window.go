@@ -62,3 +62,22 @@ func (n *Window) Columns() []Column {
 	}
 	return cols
 }
+
+// PartitionTopK passes on, of each partition of its input (rows of equal
+// PartitionBy values, NULLs equal), only the first rows in OrderBy order
+// (then input order) whose Func would be at most Count: the first Count
+// for WinRowNumber, those and the last one's peers for WinRank, the rows
+// of the first Count peer groups for WinDenseRank. The planner puts it
+// under the Sort of a Window whose filter keeps no row past them, so the
+// window is computed over each partition's first rows only. Its rows come
+// out in input order.
+type PartitionTopK struct {
+	Input       Node
+	PartitionBy []int
+	OrderBy     []SortKey
+	Func        WindowFunc
+	Count       int64
+}
+
+// Columns returns the input's columns.
+func (n *PartitionTopK) Columns() []Column { return n.Input.Columns() }

@@ -19,6 +19,7 @@ var rules = []rule{
 	{name: "prune join columns", apply: pruneJoinColumns},
 	{name: "vector top-k", apply: vectorTopK},
 	{name: "sort top-k", apply: sortTopK},
+	{name: "partition top-k", apply: partitionTopK},
 }
 
 // Optimize returns the physical plan for n.
@@ -59,6 +60,10 @@ func mapChildren(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 		c.Input = fn(n.Input)
 		return &c
 	case *plan.Window:
+		c := *n
+		c.Input = fn(n.Input)
+		return &c
+	case *plan.PartitionTopK:
 		c := *n
 		c.Input = fn(n.Input)
 		return &c

@@ -112,6 +112,8 @@ func (ns *needs) node(n plan.Node) error {
 			ns.expr(n.TopK.Offset)
 		}
 		return ns.node(n.Input)
+	case *plan.PartitionTopK:
+		return ns.node(n.Input)
 	case *plan.Limit:
 		ns.expr(n.Count)
 		ns.expr(n.Offset)
