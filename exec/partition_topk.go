@@ -248,16 +248,7 @@ func (o *partitionTopKOp) compact() {
 	if o.spare == nil {
 		o.spare = types.NewBatch(batchTypes(o.rows), o.live)
 	}
-	o.spare.Reset()
-	for i, r := range o.remap {
-		if r < 0 {
-			continue
-		}
-		o.remap[i] = int32(o.spare.Len())
-		for c, v := range o.rows.Cols {
-			o.spare.Cols[c].AppendFrom(v, i)
-		}
-	}
+	compactRows(o.rows, o.spare, o.remap)
 	for p := range o.parts {
 		part := &o.parts[p]
 		for j, r := range part.rows {

@@ -125,16 +125,7 @@ func (h *topKHeap) compact() {
 	if h.spare == nil {
 		h.spare = types.NewBatch(batchTypes(h.rows), len(h.heap))
 	}
-	h.spare.Reset()
-	for r, live := range h.remap {
-		if live < 0 {
-			continue
-		}
-		h.remap[r] = int32(h.spare.Len())
-		for i, c := range h.rows.Cols {
-			h.spare.Cols[i].AppendFrom(c, r)
-		}
-	}
+	compactRows(h.rows, h.spare, h.remap)
 	h.rows, h.spare = h.spare, h.rows
 	for i, r := range h.heap {
 		h.heap[i] = h.remap[r]
@@ -171,4 +162,20 @@ func (h *topKHeap) sorted(perm []int) (*types.Batch, []int) {
 // bytes is about the memory the heap holds.
 func (h *topKHeap) bytes() int64 {
 	return batchBytes(h.rows) + batchBytes(h.spare) + 4*int64(cap(h.heap)+cap(h.remap))
+}
+
+// compactRows copies into spare, in order, the rows of rows whose remap
+// entry is not negative, and sets each such entry to the row's index in
+// spare.
+func compactRows(rows, spare *types.Batch, remap []int32) {
+	spare.Reset()
+	for r, live := range remap {
+		if live < 0 {
+			continue
+		}
+		remap[r] = int32(spare.Len())
+		for i, c := range rows.Cols {
+			spare.Cols[i].AppendFrom(c, r)
+		}
+	}
 }
