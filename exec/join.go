@@ -261,7 +261,7 @@ func (j *joinOp) buildOwn() error {
 		}
 	}
 	j.build.SetLen(j.nb)
-	if j.kind == plan.JoinFull || j.kind == plan.JoinRight {
+	if j.kind == plan.JoinFull || j.kind == plan.JoinRight || j.rightOnly() {
 		j.rmatch = make([]bool, j.nb)
 	}
 	if len(j.rkeys) == 0 {
@@ -425,7 +425,7 @@ func (j *joinOp) Next() (*types.Batch, error) {
 		if j.grace {
 			return j.nextGrace()
 		}
-		if j.nb == 0 && j.kind == plan.JoinInner {
+		if j.nb == 0 && (j.kind == plan.JoinInner || j.rightOnly()) {
 			return nil, nil
 		}
 		if err := j.advance(); err != nil {
@@ -449,6 +449,13 @@ func (j *joinOp) Next() (*types.Batch, error) {
 				j.phase = 1
 				continue
 			}
+			if j.on == nil && j.rightOnly() {
+				// Only which build rows matched matters.
+				for _, r := range j.pr {
+					j.rmatch[r] = true
+				}
+				continue
+			}
 			out := j.emit(j.probe)
 			if j.on == nil {
 				j.markMatched(nil, true)
@@ -463,7 +470,7 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			}
 			j.rows = selectRows(j.rows[:0], pred, out.Len())
 			j.markMatched(j.rows, false)
-			if j.leftOnly() {
+			if j.leftOnly() || j.rightOnly() {
 				continue
 			}
 			switch len(j.rows) {
@@ -475,7 +482,7 @@ func (j *joinOp) Next() (*types.Batch, error) {
 			return j.sub.gather(out, j.rows), nil
 		case 1:
 			j.phase = 2
-			if j.kind == plan.JoinInner || j.kind == plan.JoinRight {
+			if j.kind == plan.JoinInner || j.kind == plan.JoinRight || j.rightOnly() {
 				continue
 			}
 			// Left rows without a match (left, anti join), or with one
@@ -508,6 +515,12 @@ func (j *joinOp) Next() (*types.Batch, error) {
 // leftOnly reports whether the join returns its left rows only (semi and
 // anti joins).
 func (j *joinOp) leftOnly() bool { return j.kind == plan.JoinSemi || j.kind == plan.JoinAnti }
+
+// rightOnly reports whether the join returns its build rows only (right
+// semi and anti joins): after the probe, those that matched or not.
+func (j *joinOp) rightOnly() bool {
+	return j.kind == plan.JoinRightSemi || j.kind == plan.JoinRightAnti
+}
 
 // advance moves to the next probe batch, or to the end of the left input.
 func (j *joinOp) advance() error {
@@ -544,26 +557,37 @@ func (j *joinOp) markMatched(rows []int, all bool) {
 	}
 }
 
-// unmatchedRight emits, for a full or right join, the build rows no left
-// row matched, a batch at a time; nil when done.
+// unmatchedRight emits, for a full, right or right anti join, the build
+// rows no left row matched (for a right semi join those some row
+// matched), a batch at a time; nil when done.
 func (j *joinOp) unmatchedRight() *types.Batch {
-	if (j.kind != plan.JoinFull && j.kind != plan.JoinRight) || j.rdone {
+	if j.rmatch == nil || j.rdone {
 		return nil
 	}
-	j.pl, j.pr = j.pl[:0], j.pr[:0]
-	for ; j.curR < j.nb && len(j.pl) < types.BatchSize; j.curR++ {
-		if !j.rmatch[j.curR] {
-			j.pl = append(j.pl, -1)
-			j.pr = append(j.pr, j.curR)
+	want := j.kind == plan.JoinRightSemi
+	for !j.rdone {
+		j.pl, j.pr = j.pl[:0], j.pr[:0]
+		for ; j.curR < j.nb && len(j.pl) < types.BatchSize; j.curR++ {
+			if j.rmatch[j.curR] == want {
+				j.pl = append(j.pl, -1)
+				j.pr = append(j.pr, j.curR)
+			}
 		}
+		if j.curR >= j.nb {
+			j.rdone = true
+		}
+		if len(j.pl) == 0 {
+			continue
+		}
+		out := j.emit(nil)
+		if j.rightOnly() {
+			j.semiOut.Cols = out.Cols[len(j.ltypes):]
+			j.semiOut.SetLen(out.Len())
+			return &j.semiOut
+		}
+		return out
 	}
-	if j.curR >= j.nb {
-		j.rdone = true
-	}
-	if len(j.pl) == 0 {
-		return nil
-	}
-	return j.emit(nil)
+	return nil
 }
 
 func (j *joinOp) Close() {
@@ -635,7 +659,7 @@ func (j *joinOp) startGrace(tempFile func() (*os.File, error)) error {
 	}
 	for i := range spillFanout {
 		l, r := j.lparts[i], j.rparts[i]
-		if l.rows == 0 && (r.rows == 0 || (j.kind != plan.JoinFull && j.kind != plan.JoinRight)) {
+		if l.rows == 0 && (r.rows == 0 || (j.kind != plan.JoinFull && j.kind != plan.JoinRight && j.kind != plan.JoinRightAnti)) {
 			l.close()
 			r.close()
 			continue

@@ -187,3 +187,23 @@ func TestSharedBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestRightSemiAntiJoin: a right semi (anti) join returns the rows of
+// its right input that have a match (none) in its left, as a semi (anti)
+// join of the inputs swapped does, in memory and through partition
+// files.
+func TestRightSemiAntiJoin(t *testing.T) {
+	cols, left, right := joinSides(3000)
+	for kind, swapped := range map[plan.JoinKind]plan.JoinKind{plan.JoinRightSemi: plan.JoinSemi, plan.JoinRightAnti: plan.JoinAnti} {
+		want, _ := runJoin(t, swapped, false, cols, right, left, 1<<40, false)
+		if len(want) == 0 || len(want) == 4500 {
+			t.Fatalf("kind %d: %d rows", kind, len(want))
+		}
+		for _, budget := range []int64{1 << 40, 16 << 10} {
+			got, _ := runJoin(t, kind, false, cols, left, right, budget, budget < 1<<20)
+			if !slices.Equal(got, want) {
+				t.Fatalf("kind %d budget %d: %d rows, want %d", kind, budget, len(got), len(want))
+			}
+		}
+	}
+}

@@ -206,7 +206,8 @@ func (e *explainer) node(n Node, pad int, arrow bool, shown Node, hidden []Expr)
 		}
 		kids = append(kids, n.Input)
 	case *Join:
-		kind := map[JoinKind]string{JoinSemi: " Semi", JoinAnti: " Anti", JoinRight: " Right"}[n.Kind]
+		kind := map[JoinKind]string{JoinSemi: " Semi", JoinAnti: " Anti", JoinRight: " Right",
+			JoinRightSemi: " Right Semi", JoinRightAnti: " Right Anti"}[n.Kind]
 		if len(n.LeftKeys) > 0 {
 			title = "Hash" + kind + " Join"
 			if n.SharedBuild {

@@ -68,6 +68,12 @@ const (
 	// JoinRight returns the pairs that match and Right's rows without a
 	// match, padded with NULLs.
 	JoinRight
+	// JoinRightSemi and JoinRightAnti return the rows of Right that have
+	// a match in Left or none, each once, with Right's columns only: a
+	// semi or anti join whose hash table holds the rows it returns,
+	// made by the planner when they are the fewer.
+	JoinRightSemi
+	JoinRightAnti
 )
 
 // Join combines rows of Left and Right; its output is Left's columns
@@ -436,8 +442,11 @@ func (n *LateralJoin) Columns() []Column {
 }
 
 func (n *Join) Columns() []Column {
-	if n.Kind == JoinSemi || n.Kind == JoinAnti {
+	switch n.Kind {
+	case JoinSemi, JoinAnti:
 		return n.Left.Columns()
+	case JoinRightSemi, JoinRightAnti:
+		return n.Right.Columns()
 	}
 	return append(append([]Column{}, n.Left.Columns()...), n.Right.Columns()...)
 }

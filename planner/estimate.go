@@ -74,6 +74,8 @@ func (e *estimator) rows(n plan.Node) float64 {
 		switch n.Kind {
 		case plan.JoinSemi, plan.JoinAnti:
 			return l * 0.5
+		case plan.JoinRightSemi, plan.JoinRightAnti:
+			return r * 0.5
 		case plan.JoinFull:
 			return l + r
 		case plan.JoinRight:
@@ -134,16 +136,24 @@ func selectivity(e plan.Expr) float64 {
 	return selUnknown
 }
 
-// buildSmaller makes each inner or left hash join build its hash table
-// from the input estimated to have fewer rows: exec reads the right input
-// into memory and streams the left, so when the right is the larger the
-// inputs swap (a left join becoming a right join), with a projection
-// above that puts the columns back in the order the join's consumers
-// read them.
+// buildSmaller makes each inner, left, semi or anti hash join build its
+// hash table from the input estimated to have fewer rows: exec reads the
+// right input into memory and streams the left, so when the right is the
+// larger the inputs swap (a left join becoming a right join, a semi or
+// anti join a right semi or anti join), with a projection above that puts
+// the columns back in the order the join's consumers read them.
 func (e *estimator) buildSmaller(n plan.Node) plan.Node {
 	n = mapChildren(n, e.buildSmaller)
 	j, ok := n.(*plan.Join)
-	if !ok || (j.Kind != plan.JoinInner && j.Kind != plan.JoinLeft) || len(j.LeftKeys) == 0 {
+	if !ok || len(j.LeftKeys) == 0 {
+		return n
+	}
+	// Swapped, a left join keeps its left rows without a match as a
+	// right join (which emits the build rows no probe row matched), a
+	// semi or anti join returns its build rows that matched or not.
+	swapped, ok := map[plan.JoinKind]plan.JoinKind{plan.JoinInner: plan.JoinInner, plan.JoinLeft: plan.JoinRight,
+		plan.JoinSemi: plan.JoinRightSemi, plan.JoinAnti: plan.JoinRightAnti}[j.Kind]
+	if !ok {
 		return n
 	}
 	l, r := max(1, e.rows(j.Left)), max(1, e.rows(j.Right))
@@ -151,28 +161,25 @@ func (e *estimator) buildSmaller(n plan.Node) plan.Node {
 		// Swapping costs a projection: only for a clear difference.
 		return n
 	}
-	cols := j.Columns()
-	nl := len(j.Left.Columns())
-	nr := len(cols) - nl
-	// The swapped join's output is Right's columns, then Left's.
-	toSwapped := make([]int, len(cols))
-	for i := range cols {
+	nl, nr := len(j.Left.Columns()), len(j.Right.Columns())
+	// The swapped join's pairs are Right's columns, then Left's (the
+	// columns its condition reads).
+	toSwapped := make([]int, nl+nr)
+	for i := range toSwapped {
 		if i < nl {
 			toSwapped[i] = nr + i
 		} else {
 			toSwapped[i] = i - nl
 		}
 	}
-	// A left join keeps its left rows without a match: swapped, a right
-	// join, which emits the build rows no probe row matched.
-	kind := plan.JoinInner
-	if j.Kind == plan.JoinLeft {
-		kind = plan.JoinRight
-	}
-	s := &plan.Join{Kind: kind, Left: j.Right, Right: j.Left, LeftKeys: j.RightKeys, RightKeys: j.LeftKeys}
+	s := &plan.Join{Kind: swapped, Left: j.Right, Right: j.Left, LeftKeys: j.RightKeys, RightKeys: j.LeftKeys}
 	if j.On != nil {
 		s.On = Remap(j.On, toSwapped)
 	}
+	if swapped == plan.JoinRightSemi || swapped == plan.JoinRightAnti {
+		return s // its columns are the left input's, as before
+	}
+	cols := j.Columns()
 	p := &plan.Project{Input: s, Exprs: make([]plan.Expr, len(cols)), Names: make([]string, len(cols))}
 	for i, c := range cols {
 		p.Exprs[i] = &plan.ColRef{Idx: toSwapped[i], Typ: c.Type, Name: c.Name}

@@ -205,25 +205,33 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 		return n
 	}
 	j, ok := f.Input.(*plan.Join)
-	if !ok || j.Kind == plan.JoinFull || j.Kind == plan.JoinRight {
+	if !ok || (j.Kind != plan.JoinInner && j.Kind != plan.JoinLeft && j.Kind != plan.JoinSemi && j.Kind != plan.JoinAnti) {
 		return n
 	}
 	inner := j.Kind == plan.JoinInner
 	nl := len(j.Left.Columns())
 	nr := len(j.Right.Columns())
 	var left, right, on, keep []plan.Expr
+	shift := make([]int, nl+nr) // the join's columns → the right input's
+	for i := nl; i < nl+nr; i++ {
+		shift[i] = i - nl
+	}
 	for _, c := range factorOrs(conjuncts(f.Pred, nil)) {
 		switch s := filterSide(c, nl); {
 		case s == sideNone || s == sideLeft:
 			left = append(left, c)
 		case s == sideRight && inner:
-			shift := make([]int, nl+nr)
-			for i := nl; i < nl+nr; i++ {
-				shift[i] = i - nl
-			}
 			right = append(right, Remap(c, shift))
 		case s == sideBoth && inner && !hasSubquery(c) && !volatile(c):
 			on = append(on, c)
+			// An OR over both inputs still restricts each: the rows of
+			// either that no branch could take are filtered out first.
+			if x := impliedBySide(c, nl, sideLeft); x != nil {
+				left = append(left, x)
+			}
+			if x := impliedBySide(c, nl, sideRight); x != nil {
+				right = append(right, Remap(x, shift))
+			}
 		default:
 			keep = append(keep, c)
 		}
@@ -249,6 +257,35 @@ func pushFilterIntoJoin(n plan.Node) plan.Node {
 		out = &plan.Filter{Input: out, Pred: and(keep)}
 	}
 	return out
+}
+
+// impliedBySide returns, for an OR whose every branch has conjuncts that
+// read side s of a join alone, the OR of those conjuncts: a condition
+// the rows of that side must meet for the OR to hold, which filters them
+// before the join, as PostgreSQL derives restrictions from OR clauses
+// (TPC-H's query 7 keeps the two nations of (n1 = 'FRANCE' AND n2 =
+// 'GERMANY') OR (n1 = 'GERMANY' AND n2 = 'FRANCE') on each side; query 19
+// its parts' brands and its lines' quantities). nil when a branch has
+// none. The OR itself stays where it was.
+func impliedBySide(c plan.Expr, nl, s int) plan.Expr {
+	or, ok := c.(*plan.Call)
+	if !ok || or.Op != plan.OpOr {
+		return nil
+	}
+	branches := make([]plan.Expr, len(or.Args))
+	for i, b := range or.Args {
+		var mine []plan.Expr
+		for _, x := range conjuncts(b, nil) {
+			if side(x, nl) == s {
+				mine = append(mine, x)
+			}
+		}
+		if len(mine) == 0 {
+			return nil
+		}
+		branches[i] = and(mine)
+	}
+	return &plan.Call{Op: plan.OpOr, Args: branches, Typ: or.Typ}
 }
 
 // factorOrs takes out of each OR in cs the conjuncts all its branches
