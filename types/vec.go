@@ -1,5 +1,7 @@
 package types
 
+import "slices"
+
 // Vec is one typed column of a batch. Exactly one of the value slices is in
 // use, chosen by Type.Phys(): Bools, Ints (every integer kind, as int64),
 // Floats (float4 and float8, as float64) or Bytes (everything else: text,
@@ -191,20 +193,33 @@ func (v *Vec) AppendFrom(src *Vec, i int) {
 func (v *Vec) AppendVec(src *Vec) {
 	switch v.Type.Phys() {
 	case PhysBool:
-		v.Bools = append(v.Bools, src.Bools...)
+		v.Bools = append(doubled(v.Bools, len(src.Bools)), src.Bools...)
 	case PhysInt:
-		v.Ints = append(v.Ints, src.Ints...)
+		v.Ints = append(doubled(v.Ints, len(src.Ints)), src.Ints...)
 	case PhysFloat:
-		v.Floats = append(v.Floats, src.Floats...)
+		v.Floats = append(doubled(v.Floats, len(src.Floats)), src.Floats...)
 	default:
 		v.ensureOffsets()
 		base := v.Bytes.Offsets[len(v.Bytes.Offsets)-1] - src.Bytes.Offsets[0]
-		v.Bytes.Data = append(v.Bytes.Data, src.Bytes.Data[src.Bytes.Offsets[0]:src.Bytes.Offsets[len(src.Nulls)]]...)
+		data := src.Bytes.Data[src.Bytes.Offsets[0]:src.Bytes.Offsets[len(src.Nulls)]]
+		v.Bytes.Data = append(doubled(v.Bytes.Data, len(data)), data...)
+		v.Bytes.Offsets = doubled(v.Bytes.Offsets, len(src.Nulls))
 		for _, o := range src.Bytes.Offsets[1 : len(src.Nulls)+1] {
 			v.Bytes.Offsets = append(v.Bytes.Offsets, o+base)
 		}
 	}
-	v.Nulls = append(v.Nulls, src.Nulls...)
+	v.Nulls = append(doubled(v.Nulls, len(src.Nulls)), src.Nulls...)
+}
+
+// doubled returns s with room for n more elements, doubling its capacity
+// when it has too little: a vector that gathers many batches (a hash
+// join's build side, a sort's rows) would otherwise be copied again at
+// every quarter append adds past 256 elements.
+func doubled[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(n, len(s)))
 }
 
 // Batch is a set of equally long column vectors.
