@@ -69,15 +69,12 @@ func semiJoin(left plan.Node, sq *plan.Subquery, anti bool) (plan.Node, bool) {
 		return nil, false
 	}
 	nl := len(left.Columns())
-	var inner, cond []plan.Expr
-	for _, c := range conjuncts(f.Pred, nil) {
-		if hasSubquery(c) || volatile(c) {
-			return nil, false
-		}
-		if !exprReadsParams(c) {
-			inner = append(inner, c)
-			continue
-		}
+	inner, correlated, ok := splitCorrelated(f.Pred)
+	if !ok {
+		return nil, false
+	}
+	var cond []plan.Expr
+	for _, c := range correlated {
 		// Over the join's row: the outer row's columns (the arguments the
 		// parameters stand for), then the subquery's input's.
 		cond = append(cond, mapLeaves(c, func(x plan.Expr) plan.Expr {
@@ -140,4 +137,22 @@ func readsParams(n plan.Node) bool {
 		return readsParams(n.Left) || readsParams(n.Right)
 	}
 	return true
+}
+
+// splitCorrelated splits the conjuncts of a subquery's WHERE into those
+// over its own input alone (inner) and those that read the outer row
+// (correlated); ok is false when one reads a subquery or a volatile
+// function, which cannot move into a join.
+func splitCorrelated(pred plan.Expr) (inner, correlated []plan.Expr, ok bool) {
+	for _, c := range conjuncts(pred, nil) {
+		if hasSubquery(c) || volatile(c) {
+			return nil, nil, false
+		}
+		if exprReadsParams(c) {
+			correlated = append(correlated, c)
+		} else {
+			inner = append(inner, c)
+		}
+	}
+	return inner, correlated, true
 }

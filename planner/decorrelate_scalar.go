@@ -86,15 +86,12 @@ func groupSubquery(sq *plan.Subquery) (*groupedSubquery, bool) {
 		return nil, false
 	}
 	g := &groupedSubquery{sq: sq, value: v}
-	var inner, groupBy []plan.Expr
-	for _, c := range conjuncts(f.Pred, nil) {
-		if hasSubquery(c) || volatile(c) {
-			return nil, false
-		}
-		if !exprReadsParams(c) {
-			inner = append(inner, c)
-			continue
-		}
+	inner, correlated, ok := splitCorrelated(f.Pred)
+	if !ok {
+		return nil, false
+	}
+	var groupBy []plan.Expr
+	for _, c := range correlated {
 		in, out, ok := correlation(c, sq.Args)
 		if !ok {
 			return nil, false
