@@ -34,6 +34,9 @@ const (
 // the choices it serves need.
 type estimator struct {
 	tableRows func(*storage.TableDesc) int64
+	// rowsOf holds each table's rows once asked (a table's size is asked
+	// again at every join above its scan).
+	rowsOf map[*storage.TableDesc]float64
 }
 
 // rows returns about how many rows n emits.
@@ -43,9 +46,16 @@ func (e *estimator) rows(n plan.Node) float64 {
 		if storage.LookupOf(n.Table, n.ZonePreds()) != storage.NoLookup {
 			return 1
 		}
-		r := 1000.0
-		if e.tableRows != nil {
-			r = float64(e.tableRows(n.Table))
+		r, ok := e.rowsOf[n.Table]
+		if !ok {
+			r = 1000
+			if e.tableRows != nil {
+				r = float64(e.tableRows(n.Table))
+			}
+			if e.rowsOf == nil {
+				e.rowsOf = make(map[*storage.TableDesc]float64)
+			}
+			e.rowsOf[n.Table] = r
 		}
 		return r * selectivity(n.Filter)
 	case *plan.Filter:
