@@ -73,6 +73,10 @@ type joinOp struct {
 	shared *sharedBuild
 }
 
+// errSharedBuild is what the workers sharing a hash table see when its
+// build did not end.
+var errSharedBuild = pgerror.AssertionFailedf("the shared build side of a parallel hash join did not complete")
+
 // sharedBuild is the hash table of a join that the workers of a Gather
 // probe together (plan.Join.SharedBuild): the first worker to need it
 // builds it from its copy of the right input, the others wait and probe
@@ -210,6 +214,9 @@ func (j *joinOp) buildSide() error {
 	}
 	s.once.Do(func() {
 		s.builder = j
+		// Until the build ends well: a panic in it (reported by the
+		// builder's worker) leaves the others this error, not a table.
+		s.err = errSharedBuild
 		if s.err = j.buildOwn(); s.err != nil || j.grace {
 			s.own = true
 			return
